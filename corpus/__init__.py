@@ -1,0 +1,1 @@
+"""cidermill corpus package."""

@@ -1,0 +1,132 @@
+"""Reading a shard dataset: streaming record batches and memory-mapped random access.
+
+Shards are Arrow IPC files, so `pyarrow.memory_map` gives zero-copy access; the reader checks
+every shard against the manifest (present, same schema) before handing out rows.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+from collections import OrderedDict
+from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
+
+from corpus.errors import ShardError
+from corpus.manifest import Manifest, read_manifest
+
+
+class _OpenShard:
+    def __init__(self, path: str):
+        self.source = pa.memory_map(path, "r")
+        self.reader = pa.ipc.open_file(self.source)
+        counts = [self.reader.get_batch(i).num_rows for i in range(self.reader.num_record_batches)]
+        self.batch_starts = [0]
+        for c in counts:
+            self.batch_starts.append(self.batch_starts[-1] + c)
+
+    def row(self, i: int) -> pa.RecordBatch:
+        b = bisect.bisect_right(self.batch_starts, i) - 1
+        return self.reader.get_batch(b).slice(i - self.batch_starts[b], 1)
+
+
+class ShardDataset:
+    """A dataset directory opened for reading. Raises ShardError naming any missing/foreign shard."""
+
+    def __init__(self, directory: str, max_open: int = 16):
+        self.directory = directory
+        self.manifest: Manifest = read_manifest(directory)
+        self._starts = [0]
+        for s in self.manifest.shards:
+            path = os.path.join(directory, s.path)
+            if not os.path.exists(path):
+                raise ShardError(f"{path}: shard listed in the manifest is missing")
+            self._starts.append(self._starts[-1] + s.rows)
+        self._open: OrderedDict[int, _OpenShard] = OrderedDict()
+        self._max_open = max_open
+
+    # -- metadata -----------------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        return self.manifest.kind
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.manifest.schema
+
+    @property
+    def shard_paths(self) -> list[str]:
+        return [os.path.join(self.directory, s.path) for s in self.manifest.shards]
+
+    def __len__(self) -> int:
+        return self.manifest.rows
+
+    # -- streaming ----------------------------------------------------------------------------
+    def _open_file(self, path: str) -> pa.ipc.RecordBatchFileReader:
+        try:
+            reader = pa.ipc.open_file(pa.memory_map(path, "r"))
+        except (pa.ArrowInvalid, OSError) as e:
+            raise ShardError(f"{path}: unreadable shard ({e}); run `cidermill shards verify`") from None
+        if not reader.schema.equals(self.schema):
+            raise ShardError(f"{path}: shard schema does not match the manifest schema")
+        return reader
+
+    def iter_batches(self, columns: Sequence[str] | None = None, shards: Sequence[int] | None = None
+                     ) -> Iterator[pa.RecordBatch]:
+        """Yield record batches shard by shard (optionally a subset of shards and columns)."""
+        idx = range(len(self.manifest.shards)) if shards is None else shards
+        for i in idx:
+            path = self.shard_paths[i]
+            reader = self._open_file(path)
+            for b in range(reader.num_record_batches):
+                try:
+                    batch = reader.get_batch(b)
+                except (pa.ArrowInvalid, OSError) as e:
+                    raise ShardError(f"{path}: corrupt record batch {b} ({e})") from None
+                yield batch.select(list(columns)) if columns else batch
+
+    def iter_rows(self, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+        for batch in self.iter_batches(columns):
+            yield from batch.to_pylist()
+
+    def to_table(self, columns: Sequence[str] | None = None) -> pa.Table:
+        batches = list(self.iter_batches(columns))
+        schema = pa.schema([self.schema.field(c) for c in columns]) if columns else self.schema
+        return pa.Table.from_batches(batches, schema=schema)
+
+    # -- random access ------------------------------------------------------------------------
+    def _shard(self, k: int) -> _OpenShard:
+        if k in self._open:
+            self._open.move_to_end(k)
+            return self._open[k]
+        path = self.shard_paths[k]
+        self._open_file(path)  # validates schema with a clear error
+        sh = _OpenShard(path)
+        self._open[k] = sh
+        if len(self._open) > self._max_open:
+            self._open.popitem(last=False)
+        return sh
+
+    def _locate(self, i: int) -> tuple[int, int]:
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"row {i} out of range for dataset of {n} rows")
+        k = bisect.bisect_right(self._starts, i) - 1
+        return k, i - self._starts[k]
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        k, j = self._locate(i)
+        return self._shard(k).row(j).to_pylist()[0]
+
+    def take(self, indices: Sequence[int]) -> pa.Table:
+        rows = []
+        for i in indices:
+            k, j = self._locate(int(i))
+            rows.append(self._shard(k).row(j))
+        return pa.Table.from_batches(rows, schema=self.schema)
+
+
+def open_dataset(directory: str) -> ShardDataset:
+    return ShardDataset(directory)

@@ -1,0 +1,114 @@
+"""Arrow schemas of the datasets that cross package boundaries (crawl -> text/images/synth -> training).
+
+Stages may add columns (scores, flags) after these; they never rename or drop the ones here.
+Compressed HTML columns hold zstd-compressed UTF-8 (see `compress_html`/`decompress_html`).
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+IMAGE_REF = pa.struct([
+    ("src", pa.string()),           # absolute URL
+    ("alt", pa.string()),           # alt attribute ("" if absent, null if no attribute)
+    ("caption", pa.string()),       # <figcaption> text, or null
+    ("text_before", pa.string()),   # main text right before the image
+    ("text_after", pa.string()),    # main text right after the image
+    ("position", pa.int32()),       # character offset of the image in `text` (interleaved order)
+])
+
+TABLE_REF = pa.struct([
+    ("rows", pa.list_(pa.list_(pa.string()))),  # normalised grid: merged cells repeated, header first
+    ("markdown", pa.string()),
+    ("caption", pa.string()),
+    ("position", pa.int32()),
+])
+
+LINK_REF = pa.struct([("url", pa.string()), ("anchor", pa.string())])
+
+PAGES = pa.schema([
+    ("id", pa.string()),                 # sha1 of the canonical URL
+    ("url", pa.string()),                # canonical requested URL
+    ("final_url", pa.string()),          # after redirects
+    ("host", pa.string()),
+    ("depth", pa.int32()),
+    ("status", pa.int32()),
+    ("fetched_at", pa.string()),         # ISO-8601 UTC
+    ("fetch_ms", pa.float64()),
+    ("content_type", pa.string()),
+    ("encoding", pa.string()),
+    ("headers", pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())]))),
+    ("raw_html_zstd", pa.binary()),
+    ("rendered_html_zstd", pa.binary()),
+    ("rendered", pa.bool_()),
+    ("robots_noindex", pa.bool_()),
+    ("robots_nofollow", pa.bool_()),
+    ("training_allowed", pa.bool_()),
+    ("title", pa.string()),
+    ("text", pa.string()),
+    ("language_hint", pa.string()),
+    ("author", pa.string()),
+    ("date", pa.string()),
+    ("canonical_url", pa.string()),
+    ("images", pa.list_(IMAGE_REF)),
+    ("tables", pa.list_(TABLE_REF)),
+    ("outlinks", pa.list_(LINK_REF)),
+    ("source", pa.string()),             # crawl | warc
+])
+
+# Image-text pairs: the image pipeline, synthetic data and CLIP training all use this schema.
+QA_ITEM = pa.struct([("question", pa.string()), ("answer", pa.string()), ("type", pa.string())])
+
+PAIRS = pa.schema([
+    ("id", pa.string()),
+    ("image", pa.binary()),              # encoded image bytes (re-encoded, bounded side)
+    ("mime", pa.string()),
+    ("width", pa.int32()),
+    ("height", pa.int32()),
+    ("sha256", pa.string()),
+    ("phash", pa.string()),
+    ("text", pa.string()),
+    ("text_source", pa.string()),        # alt | caption | synthetic:<kind>:<level>
+    ("page_url", pa.string()),
+    ("language", pa.string()),
+    ("clip_score", pa.float32()),
+    ("drop_reason", pa.string()),        # null when kept
+    ("qa", pa.list_(QA_ITEM)),           # synthetic QA (empty for crawled pairs)
+    ("meta_json", pa.string()),          # stage-specific extras (data table, code, boxes, ...)
+])
+
+INTERLEAVED_ITEM = pa.struct([
+    ("type", pa.string()),               # text | image
+    ("text", pa.string()),
+    ("image_sha256", pa.string()),
+    ("image_src", pa.string()),
+    ("clip_score", pa.float32()),
+])
+
+INTERLEAVED = pa.schema([
+    ("id", pa.string()),
+    ("url", pa.string()),
+    ("items", pa.list_(INTERLEAVED_ITEM)),
+    ("language", pa.string()),
+])
+
+TOKENS = pa.schema([
+    ("doc_id", pa.string()),
+    ("tokens", pa.list_(pa.uint32())),   # one document per row: boundaries are row boundaries
+    ("source", pa.string()),
+    ("mixture", pa.string()),
+])
+
+
+def compress_html(html: str | bytes | None, level: int = 3) -> bytes | None:
+    import zstandard  # noqa: PLC0415  (optional speed path)
+    if html is None:
+        return None
+    data = html.encode("utf-8", "replace") if isinstance(html, str) else html
+    return zstandard.ZstdCompressor(level=level).compress(data)
+
+
+def decompress_html(blob: bytes | None) -> str | None:
+    import zstandard  # noqa: PLC0415
+    if blob is None:
+        return None
+    return zstandard.ZstdDecompressor().decompress(blob).decode("utf-8", "replace")

@@ -1,0 +1,59 @@
+"""Integrity check of a dataset: every shard present, same size, same sha256, same schema and rows."""
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from corpus.manifest import read_manifest
+from corpus.writer import file_sha256
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    what: str  # missing | truncated | altered | unreadable | schema | rows | extra
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.what}"
+
+
+def verify_dataset(directory: str, check_hashes: bool = True) -> list[Problem]:
+    """Return the problems found (empty list = the dataset is intact). Raises ShardError if the
+    manifest itself is missing or unreadable."""
+    manifest = read_manifest(directory)
+    problems: list[Problem] = []
+    listed = set()
+    for s in manifest.shards:
+        path = os.path.join(directory, s.path)
+        listed.add(s.path)
+        if not os.path.exists(path):
+            problems.append(Problem(path, "missing"))
+            continue
+        size = os.path.getsize(path)
+        if size != s.bytes:
+            problems.append(Problem(path, f"{'truncated' if size < s.bytes else 'grown'}: {size} bytes, manifest says {s.bytes}"))
+            continue
+        if check_hashes:
+            sha, _ = file_sha256(path)
+            if sha != s.sha256:
+                problems.append(Problem(path, f"altered: sha256 {sha[:12]}… differs from manifest {s.sha256[:12]}…"))
+                continue
+        try:
+            with pa.memory_map(path, "r") as src:
+                reader = pa.ipc.open_file(src)
+                if not reader.schema.equals(manifest.schema):
+                    problems.append(Problem(path, "schema does not match the manifest"))
+                    continue
+                rows = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+        except (pa.ArrowInvalid, OSError) as e:
+            problems.append(Problem(path, f"unreadable: {e}"))
+            continue
+        if rows != s.rows:
+            problems.append(Problem(path, f"rows: {rows}, manifest says {s.rows}"))
+    for p in sorted(glob.glob(os.path.join(directory, "part-*.arrow"))):
+        if os.path.basename(p) not in listed:
+            problems.append(Problem(p, "extra: shard file not listed in the manifest"))
+    return problems

@@ -1,0 +1,202 @@
+"""Atomic writing of Arrow IPC shards and of the dataset that holds them.
+
+Every shard is written under a temporary name and renamed into place; the manifest is written
+last. A run that dies midway leaves no manifest, so the directory never looks complete.
+Beam pipelines use `write_shard_file` + `finalize_dataset` (see pipelines/shards_io.py);
+plain Python code uses `DatasetWriter`.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import uuid
+from typing import Any, Iterable
+
+import pyarrow as pa
+
+from corpus.errors import ShardError
+from corpus.report import REPORT_DIR
+from corpus.manifest import (MANIFEST_NAME, Manifest, ShardInfo, manifest_path, read_manifest,
+                             shard_name, write_manifest)
+
+DEFAULT_TARGET_BYTES = 64 * 1024 * 1024
+_PART_RE = re.compile(r"^part-\d{5}\.arrow$")
+_STAGING = ".staging"
+
+
+def file_sha256(path: str) -> tuple[str, int]:
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
+def staging_dir(directory: str) -> str:
+    return os.path.join(directory, _STAGING)
+
+
+def write_shard_file(directory: str, index: int, table: pa.Table) -> ShardInfo:
+    """Write one shard atomically as `part-NNNNN.arrow` in `directory`; return its manifest entry."""
+    os.makedirs(directory, exist_ok=True)
+    name = shard_name(index)
+    final = os.path.join(directory, name)
+    tmp = os.path.join(directory, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
+    try:
+        with pa.OSFile(tmp, "wb") as sink:
+            with pa.ipc.new_file(sink, table.schema) as writer:
+                # Batches of bounded size keep memory-mapped random access cheap.
+                for batch in table.to_batches(max_chunksize=8192):
+                    writer.write_batch(batch)
+                if table.num_rows == 0:
+                    pass
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        sha, size = file_sha256(tmp)
+        os.replace(tmp, final)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return ShardInfo(path=name, rows=table.num_rows, bytes=size, sha256=sha)
+
+
+def prepare_output_dir(directory: str, kind: str, job: str | None = None, overwrite: bool = False) -> None:
+    """Make `directory` ready for a new dataset without ever clobbering a different one.
+
+    - empty or missing: fine;
+    - holds a dataset from the same job (same kind, config, inputs): a rerun, replaced in place;
+    - holds a different dataset: error unless `overwrite`;
+    - holds files that are not ours: error (nothing is deleted).
+    The old manifest is removed first, so an interrupted rerun never looks complete.
+    """
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ShardError(f"{directory}: output path exists and is not a directory")
+    os.makedirs(directory, exist_ok=True)
+    entries = [e for e in os.listdir(directory)]
+    if not entries:
+        return
+    if os.path.exists(manifest_path(directory)):
+        old = read_manifest(directory)
+        same = job is not None and old.provenance.get("job") == job and old.kind == kind
+        if not same and not overwrite:
+            raise ShardError(
+                f"{directory}: already holds a different dataset (kind={old.kind}, rows={old.rows}); "
+                "pass --overwrite to replace it or choose another output directory")
+        os.remove(manifest_path(directory))
+    else:
+        foreign = [e for e in entries if not (_PART_RE.match(e) or e.startswith(".") or e == REPORT_DIR)]
+        if foreign and not overwrite:
+            raise ShardError(f"{directory}: output directory is not empty and holds no dataset "
+                             f"(found {sorted(foreign)[:3]}); choose an empty directory")
+    for e in entries:
+        p = os.path.join(directory, e)
+        if _PART_RE.match(e) or e.startswith(".part-") or e == _STAGING:
+            shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+    if os.path.isdir(os.path.join(directory, REPORT_DIR)):
+        shutil.rmtree(os.path.join(directory, REPORT_DIR))
+
+
+def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Iterable[ShardInfo],
+                     provenance: dict[str, Any]) -> Manifest:
+    """Fill gaps with empty shards, drop stale part files, then write the manifest (commit point)."""
+    shards = sorted(shards, key=lambda s: s.path)
+    by_index = {int(s.path[5:10]): s for s in shards}
+    n = (max(by_index) + 1) if by_index else 1
+    empty = schema.empty_table()
+    full = [by_index[i] if i in by_index else write_shard_file(directory, i, empty) for i in range(n)]
+    keep = {s.path for s in full}
+    for p in glob.glob(os.path.join(directory, "part-*.arrow")):
+        if os.path.basename(p) not in keep:
+            os.remove(p)
+    st = staging_dir(directory)
+    if os.path.isdir(st):
+        shutil.rmtree(st, ignore_errors=True)
+    manifest = Manifest(kind=kind, schema=schema, shards=full, provenance=provenance)
+    write_manifest(directory, manifest)
+    return manifest
+
+
+class DatasetWriter:
+    """Stream rows or batches into a dataset, rolling to a new shard at `target_bytes`.
+
+    >>> with DatasetWriter(out, "documents", schema, provenance) as w:
+    ...     w.write_rows([{"id": "a", "text": "..."}])
+    """
+
+    def __init__(self, directory: str, kind: str, schema: pa.Schema, provenance: dict[str, Any] | None = None,
+                 target_bytes: int = DEFAULT_TARGET_BYTES, overwrite: bool = False):
+        self.directory = directory
+        self.kind = kind
+        self.schema = schema
+        self.provenance = provenance or {}
+        self.target_bytes = max(1, int(target_bytes))
+        prepare_output_dir(directory, kind, job=self.provenance.get("job"), overwrite=overwrite)
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_bytes = 0
+        self._shards: list[ShardInfo] = []
+        self.manifest: Manifest | None = None
+
+    def write_rows(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self.write_batch(pa.RecordBatch.from_pylist(rows, schema=self.schema))
+
+    def write_table(self, table: pa.Table) -> None:
+        for b in table.to_batches():
+            self.write_batch(b)
+
+    def write_batch(self, batch: pa.RecordBatch) -> None:
+        if not batch.schema.equals(self.schema):
+            try:
+                batch = pa.Table.from_batches([batch]).cast(self.schema).to_batches()[0] if batch.num_rows else None
+            except (pa.ArrowInvalid, ValueError, TypeError) as e:
+                raise ShardError(f"{self.directory}: batch schema does not match dataset schema ({e})") from None
+            if batch is None:
+                return
+        # Split big batches so shards stay near the target size.
+        offset = 0
+        per_row = max(1, batch.nbytes // max(1, batch.num_rows))
+        while offset < batch.num_rows:
+            room = max(1, (self.target_bytes - self._pending_bytes) // per_row)
+            part = batch.slice(offset, room)
+            offset += part.num_rows
+            self._pending.append(part)
+            self._pending_bytes += part.num_rows * per_row
+            if self._pending_bytes >= self.target_bytes:
+                self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        table = pa.Table.from_batches(self._pending, schema=self.schema)
+        self._shards.append(write_shard_file(self.directory, len(self._shards), table))
+        self._pending, self._pending_bytes = [], 0
+
+    def close(self) -> Manifest:
+        if self.manifest is None:
+            self._flush()
+            self.manifest = finalize_dataset(self.directory, self.kind, self.schema, self._shards, self.provenance)
+        return self.manifest
+
+    def __enter__(self) -> "DatasetWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+
+
+def write_dataset(directory: str, kind: str, table: pa.Table, provenance: dict[str, Any] | None = None,
+                  target_bytes: int = DEFAULT_TARGET_BYTES, overwrite: bool = False) -> Manifest:
+    """Write a whole in-memory table as a dataset (small outputs, tests)."""
+    with DatasetWriter(directory, kind, table.schema, provenance, target_bytes, overwrite) as w:
+        w.write_table(table)
+    return w.manifest  # type: ignore[return-value]
+
+
+__all__ = ["DatasetWriter", "write_dataset", "write_shard_file", "finalize_dataset", "prepare_output_dir",
+           "file_sha256", "MANIFEST_NAME", "DEFAULT_TARGET_BYTES"]

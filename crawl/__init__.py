@@ -1,0 +1,1 @@
+"""cidermill crawl package."""

@@ -1,0 +1,41 @@
+"""Beam pipeline options for every Beam verb: unknown CLI --flags pass straight through.
+
+The local default is the in-process FnApiRunner: Beam's DirectRunner would first try to download
+the Prism binary, which cannot work offline (DESIGN.md). Any --runner given wins.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from corpus.errors import CidermillError
+
+DEFAULT_RUNNER = "FnApiRunner"
+
+
+def pipeline_options(beam_args: Sequence[str] | None = None, **overrides):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    args = list(beam_args or [])
+    for a in args:
+        if not a.startswith("--"):
+            raise CidermillError(f"unexpected argument {a!r} (Beam options look like --name=value)")
+    has_runner = any(a == "--runner" or a.startswith("--runner=") for a in args)
+    multi = any(a.startswith("--direct_num_workers") or a.startswith("--direct_running_mode") for a in args)
+    if not has_runner:
+        # multi-worker local runs need the portable DirectRunner machinery; FnApiRunner honours
+        # direct_num_workers/direct_running_mode too, so it stays the default either way.
+        args.append(f"--runner={DEFAULT_RUNNER}")
+    del multi
+    opts = PipelineOptions(args, **overrides)
+    logging.getLogger("apache_beam").setLevel(logging.WARNING)
+    return opts
+
+
+def run_pipeline(build, beam_args: Sequence[str] | None = None):
+    """Build with `build(pipeline)` and run to completion; returns the pipeline result."""
+    import apache_beam as beam
+
+    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+        build(p)
+    return p

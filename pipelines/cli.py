@@ -1,0 +1,104 @@
+"""The `cidermill` command: one console script, one verb per module in pipelines/commands/.
+
+Each verb module defines `HELP`, `BEAM` (whether unknown --flags pass through to Beam),
+`configure(parser)` and `run(args, beam_args) -> int`. Verb modules keep heavy imports (torch,
+Beam, Playwright) inside `run`, so `cidermill --help` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+
+# verb -> module. Order is the order shown in --help.
+VERBS: dict[str, str] = {
+    "demo": "pipelines.commands.demo",
+    "serve-demo-site": "pipelines.commands.serve_demo_site",
+    "crawl": "pipelines.commands.crawl",
+    "text": "pipelines.commands.text",
+    "images": "pipelines.commands.images",
+    "synth": "pipelines.commands.synth",
+    "report": "pipelines.commands.report",
+    "shards": "pipelines.commands.shards",
+    "train-quality": "pipelines.commands.train_quality",
+    "train-clip": "pipelines.commands.train_clip",
+    "tokenizer": "pipelines.commands.tokenizer",
+    "tokenize": "pipelines.commands.tokenize",
+    "train": "pipelines.commands.train",
+    "upcycle": "pipelines.commands.upcycle",
+    "model": "pipelines.commands.model",
+}
+
+
+def _load_verbs() -> dict[str, object]:
+    mods = {}
+    for verb, modname in VERBS.items():
+        try:
+            mods[verb] = importlib.import_module(modname)
+        except ModuleNotFoundError as e:
+            if e.name == modname:  # verb not built yet
+                continue
+            raise
+    return mods
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    parser = argparse.ArgumentParser(
+        prog="cidermill",
+        description="Build pretraining corpora (crawl, filter, dedup, image-text, synthetic) as sharded "
+                    "Arrow datasets with audit reports, and train models on them.")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    mods = _load_verbs()
+    for verb, mod in mods.items():
+        p = sub.add_parser(verb, help=getattr(mod, "HELP", ""), description=getattr(mod, "DESCRIPTION", None)
+                           or getattr(mod, "HELP", ""))
+        if getattr(mod, "BEAM", False):
+            p.epilog = ("Unknown --flags are passed to Apache Beam as pipeline options, e.g. --runner, "
+                        "--direct_num_workers=2 --direct_running_mode=multi_processing, or Dataflow/Flink/Spark "
+                        "options. Default runner: the in-process FnApiRunner (no Prism download).")
+        mod.configure(p)  # type: ignore[attr-defined]
+        p.set_defaults(_module=mod)
+    return parser, mods
+
+
+def main(argv: list[str] | None = None) -> int:
+    from corpus.errors import CidermillError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, _ = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    mod = getattr(args, "_module", None)
+    if mod is None:
+        parser.print_help()
+        return 2
+    if unknown and not getattr(mod, "BEAM", False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    debug = args.debug or bool(os.environ.get("CIDERMILL_DEBUG"))
+    try:
+        return int(mod.run(args, unknown) or 0)  # type: ignore[attr-defined]
+    except CidermillError as e:
+        if debug:
+            traceback.print_exc()
+        print(f"cidermill {args.verb}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"cidermill {args.verb}: interrupted", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as e:
+        if debug:
+            traceback.print_exc()
+        print(f"cidermill {args.verb}: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001  (a bug: say so in one line, traceback on demand)
+        if debug:
+            traceback.print_exc()
+        print(f"cidermill {args.verb}: internal error: {type(e).__name__}: {e} "
+              "(rerun with --debug for the traceback)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

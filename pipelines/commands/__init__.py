@@ -1,0 +1,1 @@
+"""One module per CLI verb (see pipelines/cli.py)."""

@@ -1,0 +1,1 @@
+"""cidermill synth package."""
