@@ -1,0 +1,142 @@
+"""Render `_report/index.html` for a dataset: one static page that opens from disk.
+
+Funnel per stage, drop reasons, score histograms (matplotlib PNGs), registered figures (contact
+sheets, loss curves) and sample rows per drop reason. Every string from the data is HTML-escaped:
+crawled text must show as text, never run.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+from typing import Any
+
+from corpus.manifest import MANIFEST_NAME, read_manifest
+from corpus.report import ReportStats, read_report, read_samples, report_dir
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+h1{font-size:1.5rem} h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
+table{border-collapse:collapse;margin:.5rem 0} td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f4f4f4} .num{text-align:right;font-variant-numeric:tabular-nums}
+img{max-width:100%;border:1px solid #eee} .sample{font-family:ui-monospace,monospace;font-size:.8rem;white-space:pre-wrap;
+max-height:12rem;overflow:auto;background:#fafafa;border:1px solid #eee;padding:.4rem;margin:.3rem 0}
+figure{margin:1rem 0} figcaption{color:#555;font-size:.9rem}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _plot_funnel(stats: ReportStats, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(stats.stages)
+    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.45 * max(1, len(names))))
+    ins = [stats.stages[n].rows_in for n in names]
+    kept = [stats.stages[n].kept for n in names]
+    y = range(len(names))
+    ax.barh(y, ins, color="#d0d7de", label="rows in")
+    ax.barh(y, kept, color="#2da44e", label="kept")
+    ax.set_yticks(list(y), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("rows")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _plot_hist(stage: str, name: str, h: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    edges, counts = h["edges"], h["counts"]
+    fig, ax = plt.subplots(figsize=(4, 2.6))
+    ax.bar(edges[:-1], counts, width=[b - a for a, b in zip(edges[:-1], edges[1:])], align="edge",
+           color="#0969da", edgecolor="white")
+    ax.set_title(f"{stage}: {name}", fontsize=9)
+    ax.set_ylabel("rows", fontsize=8)
+    ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _safe_name(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+
+
+def render_report(dataset_dir: str) -> str:
+    """Write plots and index.html under the dataset's report dir; return the page's path."""
+    rdir = report_dir(dataset_dir)
+    stats = read_report(dataset_dir)
+    samples = read_samples(dataset_dir)
+    plots = os.path.join(rdir, "plots")
+    os.makedirs(plots, exist_ok=True)
+    manifest = read_manifest(dataset_dir) if os.path.exists(os.path.join(dataset_dir, MANIFEST_NAME)) else None
+
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>cidermill report: {_e(os.path.basename(os.path.abspath(dataset_dir)))}</title>",
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>cidermill report — {_e(os.path.abspath(dataset_dir))}</h1>"]
+    if manifest is not None:
+        parts.append(f"<p>kind <b>{_e(manifest.kind)}</b>, {manifest.rows} rows in {len(manifest.shards)} shard(s); "
+                     f"created {_e(manifest.provenance.get('created', '?'))}, version {_e(manifest.provenance.get('version', '?'))}, "
+                     f"git {_e(str(manifest.provenance.get('git', ''))[:10])}</p>")
+    if stats.info:
+        parts.append("<h2>Summary</h2><table>")
+        for k, v in stats.info.items():
+            parts.append(f"<tr><th>{_e(k)}</th><td>{_e(json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, str) else v)}</td></tr>")
+        parts.append("</table>")
+
+    if stats.stages:
+        _plot_funnel(stats, os.path.join(plots, "funnel.png"))
+        parts.append("<h2>Stage funnel</h2><img alt='stage funnel' src='plots/funnel.png'>")
+        parts.append("<table><tr><th>stage</th><th>rows in</th><th>kept</th><th>dropped</th><th>drop reasons</th></tr>")
+        for name, st in stats.stages.items():
+            reasons = ", ".join(f"{_e(r)}: {n}" for r, n in sorted(st.dropped.items(), key=lambda t: -t[1]))
+            parts.append(f"<tr><td>{_e(name)}</td><td class=num>{st.rows_in}</td><td class=num>{st.kept}</td>"
+                         f"<td class=num>{sum(st.dropped.values())}</td><td>{reasons}</td></tr>")
+        parts.append("</table>")
+        counters = [(n, st.counters) for n, st in stats.stages.items() if st.counters]
+        if counters:
+            parts.append("<h2>Counters</h2><table><tr><th>stage</th><th>counter</th><th>value</th></tr>")
+            for n, c in counters:
+                for k, v in sorted(c.items()):
+                    parts.append(f"<tr><td>{_e(n)}</td><td>{_e(k)}</td><td class=num>{v}</td></tr>")
+            parts.append("</table>")
+        hist_imgs = []
+        for name, st in stats.stages.items():
+            for score, h in st.histograms.items():
+                fn = f"hist-{_safe_name(name)}-{_safe_name(score)}.png"
+                _plot_hist(name, score, h.to_json(), os.path.join(plots, fn))
+                hist_imgs.append(f"<img alt='{_e(name)} {_e(score)} histogram' src='plots/{_e(fn)}' style='width:32%'>")
+        if hist_imgs:
+            parts.append("<h2>Score histograms</h2>" + "".join(hist_imgs))
+
+    if stats.figures:
+        parts.append("<h2>Figures</h2>")
+        for f in stats.figures:
+            parts.append(f"<figure><img alt='{_e(f.get('title', ''))}' src='{_e(f['path'])}'>"
+                         f"<figcaption><b>{_e(f.get('title', ''))}</b> {_e(f.get('caption', ''))}</figcaption></figure>")
+
+    if samples:
+        parts.append("<h2>Dropped samples by reason</h2>")
+        for reason, rows in samples.items():
+            parts.append(f"<h3>{_e(reason)} ({len(rows)} shown)</h3>")
+            for r in rows:
+                body = json.dumps(r.get("row", r), ensure_ascii=False, indent=1, default=str)
+                if len(body) > 4000:
+                    body = body[:4000] + "…"
+                parts.append(f"<div class=sample>{_e(body)}</div>")
+    parts.append("</body></html>")
+    out = os.path.join(rdir, "index.html")
+    tmp = out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(parts))
+    os.replace(tmp, out)
+    return out
