@@ -1,0 +1,178 @@
+"""Dedup clusters without Beam: union-find, the survivor rule, and an in-memory near-dedup.
+
+Survivor rule (documented contract): in every cluster the document with the smallest key (plain
+string order of the key field) survives, and the cluster id is that key. It depends only on the
+set of keys in the cluster, never on quality scores, arrival order, runner or worker count.
+
+`near_dedup_in_memory` is the single-process reference the Beam transforms are tested against
+and the bench's fast path; the Beam version in pipelines/dedup.py never holds the corpus in one
+worker.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Sequence
+
+import numpy as np
+
+from filters.dedup_text import exact_hash, shingle_hashes, words_of
+from filters.minhash_signature import (MinHasher, band_buckets, is_empty_signature, resolve_bands_rows,
+                                       signature_jaccard)
+
+EXACT_DUPLICATE = "exact_duplicate"
+NEAR_DUPLICATE = "near_duplicate"
+
+
+class UnionFind:
+    """Disjoint sets over hashable items with path halving; `union` keeps the smaller item as root,
+    so every root is its set's minimum (the survivor rule falls out of the structure)."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def add(self, x: Hashable) -> None:
+        self.parent.setdefault(x, x)
+
+    def find(self, x: Hashable):
+        parent = self.parent
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(self, a: Hashable, b: Hashable) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        if rb < ra:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        return True
+
+    def components(self) -> dict:
+        """root -> sorted members."""
+        out = defaultdict(list)
+        for x in self.parent:
+            out[self.find(x)].append(x)
+        return {r: sorted(m) for r, m in out.items()}
+
+
+def survivor(keys: Iterable[str]) -> str:
+    """The key that survives in a cluster: the smallest."""
+    return min(keys)
+
+
+@dataclass(frozen=True)
+class DedupMark:
+    """What dedup writes on a row."""
+    cluster: str
+    cluster_size: int
+    keep: bool
+    reason: str | None
+
+    def fields(self) -> dict:
+        return {"dedup_cluster": self.cluster, "dedup_cluster_size": self.cluster_size,
+                "dedup_keep": self.keep, "dedup_reason": self.reason}
+
+
+def mark(key: str, cluster: str, size: int, reason_if_dropped: str) -> DedupMark:
+    keep = key == cluster
+    return DedupMark(cluster, size, keep, None if keep else reason_if_dropped)
+
+
+def verified_bucket_edges(members: Sequence[tuple[str, np.ndarray]], threshold: float,
+                          max_pairwise: int = 64) -> list[tuple[str, str]]:
+    """Edges (smaller key, larger key) between bucket members whose signature Jaccard >= threshold.
+
+    Members are taken in key order; each is compared with earlier members that are not already in
+    its local component (a local union-find), so the edges form a spanning forest of the bucket's
+    verified similarity graph. In buckets larger than `max_pairwise`, a member is compared only with
+    the local component roots: bounded work on huge buckets of (near-)identical documents."""
+    members = sorted(members, key=lambda m: m[0])
+    uf = UnionFind()
+    edges = []
+    roots: list[int] = []
+    for i, (ki, si) in enumerate(members):
+        uf.add(i)
+        others = range(i) if len(members) <= max_pairwise else list(roots)
+        for j in others:
+            if uf.find(j) == uf.find(i):
+                continue
+            if signature_jaccard(members[j][1], si) >= threshold:
+                uf.union(j, i)
+                edges.append((members[j][0], ki))
+        if uf.find(i) == i:
+            roots.append(i)
+    return edges
+
+
+def exact_dedup_in_memory(docs: Iterable[tuple[str, str]]) -> dict[str, DedupMark]:
+    """key -> mark for (key, text) pairs; empty text is a cluster of one."""
+    groups = defaultdict(list)
+    out = {}
+    for key, text in docs:
+        h = exact_hash(text)
+        if h:
+            groups[h].append(key)
+        else:
+            out[key] = DedupMark(key, 1, True, None)
+    for keys in groups.values():
+        root = survivor(keys)
+        for k in keys:
+            out[k] = mark(k, root, len(keys), EXACT_DUPLICATE)
+    return out
+
+
+def near_dedup_in_memory(docs: Iterable[tuple[str, str]], num_perm: int = 128, bands: int | None = None,
+                         rows: int | None = None, threshold: float = 0.8, ngram: int = 5, seed: int = 1,
+                         batch: int = 2048) -> tuple[dict[str, DedupMark], list[tuple[str, str]]]:
+    """(key -> mark, verified edges) for (key, text) pairs, all in this process.
+
+    Same algorithm as the Beam transform: signatures, band buckets, verified edges, components."""
+    bands, rows = resolve_bands_rows(num_perm, bands, rows, threshold)
+    hasher = MinHasher(num_perm, seed)
+    buckets: dict[int, list[int]] = defaultdict(list)
+    keys: list[str] = []
+    sig_blocks = []
+    buf_keys, buf_hashes = [], []
+
+    def flush():
+        if not buf_keys:
+            return
+        sigs = hasher.signatures(buf_hashes)
+        for k, sig in zip(buf_keys, sigs):
+            idx = len(keys)
+            keys.append(k)
+            if not is_empty_signature(sig):
+                for b in band_buckets(sig, bands, rows):
+                    buckets[b].append(idx)
+        sig_blocks.append(sigs)
+        buf_keys.clear()
+        buf_hashes.clear()
+
+    for key, text in docs:
+        buf_keys.append(key)
+        buf_hashes.append(shingle_hashes(words_of(text), ngram))
+        if len(buf_keys) >= batch:
+            flush()
+    flush()
+    sigs = np.concatenate(sig_blocks) if sig_blocks else np.zeros((0, num_perm), np.uint32)
+    uf = UnionFind()
+    edges = set()
+    for members in buckets.values():
+        if len(members) < 2:
+            continue
+        for a, b in verified_bucket_edges([(keys[i], sigs[i]) for i in members], threshold):
+            edges.add((a, b))
+            uf.union(a, b)
+    comps = uf.components()
+    out = {}
+    for root, members in comps.items():
+        for k in members:
+            out[k] = mark(k, root, len(members), NEAR_DUPLICATE)
+    for k in keys:
+        if k not in out:
+            out[k] = DedupMark(k, 1, True, None)
+    return out, sorted(edges)

@@ -1,0 +1,115 @@
+"""Text preparation for dedup: normalisation, exact-content hash, CJK-aware words, word n-gram shingles.
+
+Exact and near dedup see the same normalised text (NFKC, case-folded, punctuation and symbols
+removed, whitespace collapsed), so two documents that are exact duplicates after normalisation
+always have identical shingle sets and therefore identical MinHash signatures: near dedup never
+splits an exact-duplicate cluster.
+
+Scripts without spaces between words (Han, Hiragana, Katakana, Thai, ...) are split one
+character per word, so a 5-gram shingle there is a 5-character window, the usual choice for CJK.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+import xxhash
+
+# Characters that count as one word each: CJK ideographs (incl. extensions and compatibility),
+# Hiragana, Katakana, Thai, Lao, Khmer, Myanmar. Hangul is written with spaces, so it is not here.
+_CHAR_WORD_RANGES = (
+    "\u0e00-\u0eff"      # Thai, Lao
+    "\u1000-\u109f"      # Myanmar
+    "\u1780-\u17ff"      # Khmer
+    "\u3040-\u30ff"      # Hiragana, Katakana
+    "\u3400-\u4dbf"      # CJK extension A
+    "\u4e00-\u9fff"      # CJK unified ideographs
+    "\uf900-\ufaff"      # CJK compatibility ideographs
+    "\U00020000-\U0003134f"  # CJK extensions B-G
+)
+_WORD_RE = re.compile(f"[{_CHAR_WORD_RANGES}]|[^\\s{_CHAR_WORD_RANGES}]+")
+
+# Every code point whose Unicode category is punctuation (P*) or symbol (S*) becomes a space.
+_PUNCT_TABLE: dict[int, str] | None = None
+
+
+def _punct_table() -> dict[int, str]:
+    global _PUNCT_TABLE
+    if _PUNCT_TABLE is None:
+        import sys
+        _PUNCT_TABLE = {cp: " " for cp in range(sys.maxunicode + 1)
+                        if unicodedata.category(chr(cp))[0] in "PS"}
+    return _PUNCT_TABLE
+
+
+def normalize_text(text: str | None) -> str:
+    """NFKC, case-fold, punctuation/symbols -> space, whitespace collapsed. None -> ""."""
+    if not text:
+        return ""
+    t = unicodedata.normalize("NFKC", text).casefold()
+    t = t.translate(_punct_table())
+    return " ".join(t.split())
+
+
+def exact_hash(text: str | None) -> str:
+    """128-bit hex hash of the normalised text; "" for text that normalises to nothing."""
+    norm = normalize_text(text)
+    if not norm:
+        return ""
+    return xxhash.xxh3_128_hexdigest(norm.encode("utf-8"))
+
+
+def split_words(normalized: str) -> list[str]:
+    """Words of already-normalised text; CJK/Thai-like scripts give one word per character."""
+    return _WORD_RE.findall(normalized)
+
+
+def words_of(text: str | None) -> list[str]:
+    return split_words(normalize_text(text))
+
+
+# Odd 64-bit multipliers that mix the i-th word hash of an n-gram (positions are ordered).
+_POSITION_MULTIPLIERS = np.array(
+    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+     0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB, 0xBF58476D1CE4E5B9,
+     0x2545F4914F6CDD1D, 0x9FB21C651E98DF25, 0x5851F42D4C957F2D, 0x14057B7EF767814F,
+     0xDA942042E4DD58B5, 0xA0761D6478BD642F, 0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3],
+    dtype=np.uint64)
+
+
+def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
+    """uint32 hashes of the word n-grams of `words` (order matters inside an n-gram).
+
+    Fewer than `ngram` words (but at least one) give a single shingle of all words; no words give an
+    empty array. Word hashes are xxh64; an n-gram's hash is a position-weighted sum of them, folded
+    to 32 bits (what the MinHash permutations take)."""
+    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
+        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
+    n = len(words)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint32)
+    wh = np.fromiter((xxhash.xxh64_intdigest(w.encode("utf-8")) for w in words), dtype=np.uint64, count=n)
+    k = min(ngram, n)
+    m = n - k + 1
+    acc = np.zeros(m, dtype=np.uint64)
+    for i in range(k):
+        acc += wh[i:i + m] * _POSITION_MULTIPLIERS[i]
+    acc ^= acc >> np.uint64(29)
+    acc *= np.uint64(0xBF58476D1CE4E5B9)
+    acc ^= acc >> np.uint64(32)
+    return (acc & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+def word_ngrams(words: list[str], ngram: int = 5) -> set[tuple[str, ...]]:
+    """The exact shingle set (as word tuples) matching `shingle_hashes`: ground truth for Jaccard."""
+    if not words:
+        return set()
+    k = min(ngram, len(words))
+    return {tuple(words[i:i + k]) for i in range(len(words) - k + 1)}
+
+
+def jaccard(a: set, b: set) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)

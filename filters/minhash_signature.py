@@ -1,0 +1,124 @@
+"""MinHash signatures, LSH banding and signature Jaccard, batched in numpy.
+
+The permutations are datasketch 2.0's "affine32" scheme, taken from `datasketch.MinHash(num_perm,
+seed)`: each uint32 shingle hash is pre-mixed with the MurmurHash3 finalizer, then permuted as
+a*h+b mod 2^32. `MinHasher.signature(h)` equals `MinHash(num_perm, seed, hashfunc=int)
+.update_batch(h)` bit for bit (a test checks it); computing many documents at once with one
+`np.minimum.reduceat` is what makes it fast, instead of one MinHash object per document.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+import numpy as np
+import xxhash
+
+# Max number of (shingle x permutation) cells computed at once: bounds temporary memory (~64 MB).
+_CHUNK_CELLS = 16 * 1024 * 1024
+
+
+def _fmix32(h: np.ndarray) -> np.ndarray:
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x85EBCA6B)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(0xC2B2AE35)
+    return h ^ (h >> np.uint32(16))
+
+
+class MinHasher:
+    """Signatures of shingle-hash sets: `num_perm` uint32 values per document; empty set -> all 0xFFFFFFFF."""
+
+    def __init__(self, num_perm: int = 128, seed: int = 1):
+        from datasketch import MinHash
+
+        if num_perm < 1:
+            raise ValueError("num_perm must be positive")
+        ref = MinHash(num_perm=num_perm, seed=seed, scheme="affine32")
+        a, b = ref.permutations
+        self.num_perm, self.seed = num_perm, seed
+        self.a = np.asarray(a, dtype=np.uint32)
+        self.b = np.asarray(b, dtype=np.uint32)
+
+    def signature(self, hashes: np.ndarray) -> np.ndarray:
+        return self.signatures([hashes])[0]
+
+    def signatures(self, hash_sets: Sequence[np.ndarray]) -> np.ndarray:
+        """(len(hash_sets), num_perm) uint32 matrix, one row per shingle-hash array."""
+        n = len(hash_sets)
+        out = np.full((n, self.num_perm), 0xFFFFFFFF, dtype=np.uint32)
+        lengths = np.fromiter((len(h) for h in hash_sets), dtype=np.int64, count=n)
+        max_rows = max(1, _CHUNK_CELLS // self.num_perm)
+        start = 0
+        while start < n:
+            # take documents until the chunk holds max_rows shingles (at least one document)
+            end, total = start, 0
+            while end < n and (end == start or total + lengths[end] <= max_rows):
+                total += lengths[end]
+                end += 1
+            idx = [i for i in range(start, end) if lengths[i] > 0]
+            if len(idx) == 1 and total > max_rows:  # one document longer than a chunk: fold slices
+                hv = _fmix32(np.asarray(hash_sets[idx[0]], dtype=np.uint32))
+                for lo in range(0, len(hv), max_rows):
+                    part = hv[lo:lo + max_rows]
+                    phv = part[:, None] * self.a[None, :] + self.b[None, :]
+                    out[idx[0]] = np.minimum(out[idx[0]], phv.min(axis=0))
+            elif idx:
+                hv = _fmix32(np.concatenate([np.asarray(hash_sets[i], dtype=np.uint32) for i in idx]))
+                offsets = np.concatenate(([0], np.cumsum(lengths[idx])[:-1]))
+                phv = hv[:, None] * self.a[None, :] + self.b[None, :]
+                out[idx] = np.minimum.reduceat(phv, offsets, axis=0)
+            start = end
+        return out
+
+
+def is_empty_signature(sig: np.ndarray) -> bool:
+    return bool(np.all(sig == 0xFFFFFFFF))
+
+
+def signature_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Estimated Jaccard: the fraction of permutations whose minima agree."""
+    return float(np.count_nonzero(a == b)) / len(a)
+
+
+@functools.lru_cache(maxsize=64)
+def lsh_params(threshold: float = 0.8, num_perm: int = 128, false_positive_weight: float = 0.5) -> tuple[int, int]:
+    """(bands, rows) with bands*rows <= num_perm minimising the weighted false-positive and
+    false-negative areas of the LSH S-curve around `threshold` (datasketch's rule).
+
+    Candidates are verified by signature Jaccard afterwards, so false positives only cost time; a
+    weight below 0.5 favours recall."""
+    if not 0.0 < threshold < 1.0:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold}")
+    from datasketch.lsh import _optimal_param
+
+    return tuple(int(x) for x in _optimal_param(threshold, num_perm, false_positive_weight,
+                                                1.0 - false_positive_weight))
+
+
+def resolve_bands_rows(num_perm: int, bands: int | None, rows: int | None, threshold: float) -> tuple[int, int]:
+    """Fill in whichever of bands/rows is missing; checks bands*rows <= num_perm."""
+    if bands is None and rows is None:
+        bands, rows = lsh_params(threshold, num_perm, 0.3)
+    elif bands is None:
+        bands = num_perm // rows
+    elif rows is None:
+        rows = num_perm // bands
+    if bands < 1 or rows < 1 or bands * rows > num_perm:
+        raise ValueError(f"bands*rows must be between 1 and num_perm={num_perm}, got {bands}x{rows}")
+    return int(bands), int(rows)
+
+
+def band_buckets(sig: np.ndarray, bands: int, rows: int) -> list[int]:
+    """One 64-bit bucket id per band: xxh64 of (band index, the band's `rows` minima).
+
+    The band index is hashed in, so buckets of different bands never share an id."""
+    out = []
+    for i in range(bands):
+        out.append(xxhash.xxh64_intdigest(sig[i * rows:(i + 1) * rows].tobytes(), seed=i))
+    return out
+
+
+def collision_probability(similarity: float, bands: int, rows: int) -> float:
+    """Probability that two documents of Jaccard `similarity` share at least one band bucket."""
+    return 1.0 - (1.0 - similarity ** rows) ** bands

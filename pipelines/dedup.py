@@ -1,0 +1,354 @@
+"""Beam transforms for exact and MinHash near-duplicate dedup that never hold the corpus in one worker.
+
+Both transforms take PCollection[dict] and return every row (none removed) with four fields added:
+`dedup_cluster` (str: the cluster's survivor key), `dedup_cluster_size` (int), `dedup_keep` (bool)
+and `dedup_reason` (None, "exact_duplicate" or "near_duplicate"). Survivor = smallest key in the
+cluster (filters/dedup_cluster.py), so the result is the same for any runner or worker count.
+Rows whose text normalises to nothing pass through as clusters of one.
+
+NearDedup, step by step (each step is keyed work, so it spreads over workers):
+1. signatures: ParDo over batches of rows -> (key, signature bytes);
+2. LSH: every signature emits one (band bucket id, (key, signature fingerprint)) per band;
+   GroupByKey per bucket proposes candidate pairs (all pairs in small buckets; in large buckets
+   identical signatures are linked to their smallest key, the rest to the bucket's smallest key
+   and to their key-order predecessor);
+3. verification: two joins bring both signatures to each candidate pair; a pair is an edge when
+   the estimated Jaccard (matching minima / num_perm) >= threshold;
+4. connected components: alternating large-star / small-star rounds (Kiveris et al., 2014) over
+   the edge PCollection, unrolled `max_rounds` times, then a convergence check; components that
+   are not yet stars (never seen in practice within the default rounds) are finished by a
+   union-find over the remaining edges only, in one worker;
+5. labels and cluster sizes are joined back to the rows by key.
+
+Composition: run ExactDedup first, then NearDedup: exact duplicates always fall in the same near
+cluster (same normalised text -> same signature), keep their "exact_duplicate" reason, and get the
+near cluster's id and size.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Iterable
+
+import apache_beam as beam
+import numpy as np
+import xxhash
+
+from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, UnionFind, survivor
+from filters.dedup_text import exact_hash, shingle_hashes, words_of
+from filters.minhash_signature import (MinHasher, band_buckets, is_empty_signature, resolve_bands_rows,
+                                       signature_jaccard)
+
+log = logging.getLogger(__name__)
+
+_SMALL_BUCKET = 10  # all pairs are proposed in buckets up to this size
+_MASK63 = (1 << 63) - 1
+
+
+def _key_of(row: dict, key_field: str) -> str:
+    k = row.get(key_field)
+    return "" if k is None else str(k)
+
+
+def _with_marks(row: dict, cluster: str, size: int, keep: bool, reason: str | None) -> dict:
+    out = dict(row)
+    prior = row.get("dedup_reason")
+    if not keep and prior == EXACT_DUPLICATE:  # composition with an earlier ExactDedup
+        reason = prior
+    out.update(dedup_cluster=cluster, dedup_cluster_size=int(size), dedup_keep=bool(keep), dedup_reason=reason)
+    return out
+
+
+def _singleton(row: dict, key_field: str) -> dict:
+    return _with_marks(row, _key_of(row, key_field), 1, True, None)
+
+
+# ----------------------------------------------------------------------------------- exact dedup
+
+class _MinCount(beam.CombineFn):
+    """(smallest key, count) of a group: combiner-lifted, so huge groups never sit in one list."""
+
+    def create_accumulator(self):
+        return (None, 0)
+
+    def add_input(self, acc, key):
+        m, n = acc
+        return (key if m is None or key < m else m, n + 1)
+
+    def merge_accumulators(self, accs):
+        m, n = None, 0
+        for am, an in accs:
+            n += an
+            if am is not None and (m is None or am < m):
+                m = am
+        return (m, n)
+
+    def extract_output(self, acc):
+        return acc
+
+
+class ExactDedup(beam.PTransform):
+    """Mark exact duplicates (same hash of normalised text); all rows come out, survivors keep=True."""
+
+    def __init__(self, text_field: str = "text", key_field: str = "id"):
+        super().__init__()
+        self.text_field, self.key_field = text_field, key_field
+
+    def expand(self, rows):
+        tf, kf = self.text_field, self.key_field
+        hashed = rows | "Hash" >> beam.Map(lambda r: (exact_hash(r.get(tf)), r))
+        empty = (hashed | "Empty" >> beam.Filter(lambda hr: not hr[0])
+                 | "PassEmpty" >> beam.Map(lambda hr: _singleton(hr[1], kf)))
+        full = hashed | "NonEmpty" >> beam.Filter(lambda hr: bool(hr[0]))
+        stats = (full | "HashKey" >> beam.Map(lambda hr: (hr[0], _key_of(hr[1], kf)))
+                 | "MinCount" >> beam.CombinePerKey(_MinCount()))
+
+        def _mark(item):
+            _, grouped = item
+            (root, size), = grouped["stats"]
+            for row in grouped["rows"]:
+                key = _key_of(row, kf)
+                yield _with_marks(row, root, size, key == root, None if key == root else EXACT_DUPLICATE)
+
+        marked = ({"rows": full, "stats": stats} | "Join" >> beam.CoGroupByKey()
+                  | "Mark" >> beam.FlatMap(_mark))
+        return (empty, marked) | "Merge" >> beam.Flatten()
+
+
+# ------------------------------------------------------------------------------------ near dedup
+
+class _Signatures(beam.DoFn):
+    """Batches of rows -> (key, signature bytes) for rows with at least one word."""
+
+    def __init__(self, text_field, key_field, num_perm, seed, ngram):
+        self.text_field, self.key_field = text_field, key_field
+        self.num_perm, self.seed, self.ngram = num_perm, seed, ngram
+
+    def setup(self):
+        self.hasher = MinHasher(self.num_perm, self.seed)
+
+    def process(self, batch):
+        keys, hashes = [], []
+        for row in batch:
+            h = shingle_hashes(words_of(row.get(self.text_field) if isinstance(row.get(self.text_field), str)
+                                        else None), self.ngram)
+            if len(h):
+                keys.append(_key_of(row, self.key_field))
+                hashes.append(h)
+        if not keys:
+            return
+        for key, sig in zip(keys, self.hasher.signatures(hashes)):
+            if not is_empty_signature(sig):
+                yield key, sig.tobytes()
+
+
+def _band_entries(key_sig, bands, rows):
+    key, sig_bytes = key_sig
+    sig = np.frombuffer(sig_bytes, dtype=np.uint32)
+    fp = xxhash.xxh64_intdigest(sig_bytes) & _MASK63
+    for b in band_buckets(sig, bands, rows):
+        yield b & _MASK63, (key, fp)
+
+
+def _candidate_pairs(item):
+    """Bucket -> candidate pairs (a, b), a < b."""
+    _, members = item
+    by_fp: dict[int, set] = {}
+    for key, fp in members:
+        by_fp.setdefault(fp, set()).add(key)
+    if sum(len(v) for v in by_fp.values()) < 2:
+        return
+    heads = []
+    for keys in by_fp.values():  # identical signatures: link to their smallest key
+        ks = sorted(keys)
+        heads.append(ks[0])
+        for k in ks[1:]:
+            yield ks[0], k
+    heads.sort()
+    if len(heads) <= _SMALL_BUCKET:
+        for i in range(len(heads)):
+            for j in range(i + 1, len(heads)):
+                yield heads[i], heads[j]
+    else:
+        for i in range(1, len(heads)):
+            yield heads[0], heads[i]
+            if i > 1:
+                yield heads[i - 1], heads[i]
+
+
+def _one_sig(sigs: Iterable[bytes]):
+    sigs = list(sigs)
+    return min(sigs) if sigs else None  # duplicate keys with different text: deterministic pick
+
+
+def _half_join(item):
+    """key b with its signature and the smaller keys it pairs with -> (a, (b, sig_b))."""
+    b, grouped = item
+    sig = _one_sig(grouped["sig"])
+    if sig is None:
+        return
+    for a in set(grouped["pair"]):
+        yield a, (b, sig)
+
+
+def _verify(item, threshold):
+    a, grouped = item
+    sig_a = _one_sig(grouped["sig"])
+    if sig_a is None:
+        return
+    va = np.frombuffer(sig_a, dtype=np.uint32)
+    for b, sig_b in grouped["half"]:
+        if signature_jaccard(va, np.frombuffer(sig_b, dtype=np.uint32)) >= threshold:
+            yield a, b
+
+
+class VerifiedEdges(beam.PTransform):
+    """PCollection[(key, signature bytes)] -> PCollection[(a, b)] edges, a < b, Jaccard >= threshold."""
+
+    def __init__(self, bands: int, rows: int, threshold: float):
+        super().__init__()
+        self.bands, self.rows, self.threshold = bands, rows, threshold
+
+    def expand(self, sigs):
+        bands, rows, t = self.bands, self.rows, self.threshold
+        pairs = (sigs
+                 | "Bands" >> beam.FlatMap(_band_entries, bands=bands, rows=rows)
+                 | "Buckets" >> beam.GroupByKey()
+                 | "Candidates" >> beam.FlatMap(_candidate_pairs)
+                 | "Distinct" >> beam.Distinct())
+        half = ({"sig": sigs, "pair": pairs | "ByLarger" >> beam.Map(lambda p: (p[1], p[0]))}
+                | "JoinLarger" >> beam.CoGroupByKey()
+                | "Half" >> beam.FlatMap(_half_join))
+        return ({"sig": sigs, "half": half}
+                | "JoinSmaller" >> beam.CoGroupByKey()
+                | "Verify" >> beam.FlatMap(_verify, threshold=t))
+
+
+# --------------------------------------------------------------------------- connected components
+
+def _large_star(item):
+    u, nbrs = item
+    nbrs = set(nbrs)
+    m = min(min(nbrs), u)
+    for v in nbrs:
+        if v > u:
+            yield m, v
+
+
+def _small_star(item):
+    u, smaller = item  # all neighbours of u that are smaller than u
+    smaller = set(smaller)
+    m = min(smaller)
+    yield m, u
+    for v in smaller:
+        if v != m:
+            yield m, v
+
+
+def _star_violations(item):
+    """1 if node u is not a leaf-of-min or a centre of a star, else 0."""
+    u, nbrs = item
+    smaller = {v for v in nbrs if v < u}
+    larger = any(v > u for v in nbrs)
+    return 1 if (smaller and larger) or len(smaller) > 1 else 0
+
+
+def _union_find_labels(item):
+    _, edges = item
+    uf = UnionFind()
+    for a, b in edges:
+        uf.union(a, b)
+    for node in list(uf.parent):
+        yield node, uf.find(node)
+
+
+class ConnectedComponents(beam.PTransform):
+    """PCollection[(a, b)] edges -> PCollection[(node, root)] for every node on an edge (root itself
+    included); root = the smallest node of the component."""
+
+    def __init__(self, max_rounds: int = 8):
+        super().__init__()
+        self.max_rounds = max_rounds
+
+    def expand(self, edges):
+        cur = edges | "Orient" >> beam.Map(lambda e: (min(e), max(e)))
+        for i in range(self.max_rounds):
+            cur = (cur
+                   | f"LargeStarBoth{i}" >> beam.FlatMap(lambda e: [(e[0], e[1]), (e[1], e[0])])
+                   | f"LargeStarGroup{i}" >> beam.GroupByKey()
+                   | f"LargeStar{i}" >> beam.FlatMap(_large_star)
+                   | f"SmallStarUp{i}" >> beam.Map(lambda e: (e[1], e[0]))
+                   | f"SmallStarGroup{i}" >> beam.GroupByKey()
+                   | f"SmallStar{i}" >> beam.FlatMap(_small_star))
+        cur = cur | "DistinctEdges" >> beam.Distinct()
+        bad = (cur
+               | "CheckBoth" >> beam.FlatMap(lambda e: [(e[0], e[1]), (e[1], e[0])])
+               | "CheckGroup" >> beam.GroupByKey()
+               | "Violations" >> beam.Map(_star_violations)
+               | "CountViolations" >> beam.CombineGlobally(sum))
+        bad_si = beam.pvalue.AsSingleton(bad)
+
+        def _star_labels(e, n_bad):
+            if n_bad == 0:
+                yield e[1], e[0]
+                yield e[0], e[0]
+
+        def _residual(e, n_bad):
+            if n_bad:
+                yield 0, e
+
+        stars = cur | "StarLabels" >> beam.FlatMap(_star_labels, n_bad=bad_si)
+        fallback = (cur | "Residual" >> beam.FlatMap(_residual, n_bad=bad_si)
+                    | "ResidualGroup" >> beam.GroupByKey()
+                    | "ResidualUnionFind" >> beam.FlatMap(_union_find_labels))
+        return ((stars, fallback) | "Labels" >> beam.Flatten()
+                | "DistinctLabels" >> beam.Distinct())
+
+
+# ----------------------------------------------------------------------------------- NearDedup
+
+class NearDedup(beam.PTransform):
+    """Mark near duplicates (MinHash LSH over word n-gram shingles, verified, clusters closed
+    transitively); all rows come out, one survivor per cluster (smallest key) keeps dedup_keep=True."""
+
+    def __init__(self, text_field: str = "text", key_field: str = "id", num_perm: int = 128,
+                 bands: int | None = None, rows: int | None = None, threshold: float = 0.8, ngram: int = 5,
+                 seed: int = 1, max_rounds: int = 8):
+        super().__init__()
+        self.text_field, self.key_field = text_field, key_field
+        self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed
+        self.bands, self.rows = resolve_bands_rows(num_perm, bands, rows, threshold)
+        self.max_rounds = max_rounds
+
+    def expand(self, rows):
+        kf = self.key_field
+        sigs = (rows
+                | "Batch" >> beam.BatchElements(min_batch_size=32, max_batch_size=1024)
+                | "Signatures" >> beam.ParDo(_Signatures(self.text_field, kf, self.num_perm, self.seed, self.ngram)))
+        edges = sigs | "Edges" >> VerifiedEdges(self.bands, self.rows, self.threshold)
+        labels = edges | "Components" >> ConnectedComponents(self.max_rounds)
+        sizes = (labels | "Roots" >> beam.Map(lambda nr: (nr[1], 1))
+                 | "Sizes" >> beam.CombinePerKey(sum))
+
+        def _node_info(item):
+            root, grouped = item
+            (size,) = grouped["size"]
+            for node in grouped["node"]:
+                yield node, (root, size)
+
+        info = ({"node": labels | "ByRoot" >> beam.Map(lambda nr: (nr[1], nr[0])), "size": sizes}
+                | "JoinSizes" >> beam.CoGroupByKey()
+                | "NodeInfo" >> beam.FlatMap(_node_info))
+
+        def _mark(item):
+            key, grouped = item
+            infos = list(grouped["info"])
+            for row in grouped["row"]:
+                if infos:
+                    root, size = infos[0]
+                    yield _with_marks(row, root, size, key == root, None if key == root else NEAR_DUPLICATE)
+                else:
+                    yield _with_marks(row, key, 1, True, None)
+
+        keyed = rows | "KeyRows" >> beam.Map(lambda r: (_key_of(r, kf), r))
+        return ({"row": keyed, "info": info} | "JoinRows" >> beam.CoGroupByKey()
+                | "Mark" >> beam.FlatMap(_mark))
