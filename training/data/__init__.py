@@ -1,0 +1,1 @@
+"""Token data for training: memory-mapped token shards, packing, mixtures, resumable loading."""
