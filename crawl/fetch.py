@@ -1,0 +1,223 @@
+"""HTTP(S) fetching with the limits a crawler needs: timeouts, size cap, content-type filter,
+redirects checked hop by hop, loop detection, retries with backoff.
+
+`Fetcher.fetch(url, allow)` follows redirects itself so that every hop passes `allow(url)`
+(robots.txt, private addresses, scheme): a redirect can never lead the crawler to a URL it may
+not fetch. Failures come back as a `FetchResult` with `skip` set to a crawl-log reason; nothing
+here raises on bad servers or bad bytes.
+"""
+from __future__ import annotations
+
+import email.utils
+import random
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import urllib3
+
+from crawl.charset import decode_html, looks_binary
+from crawl.urls import try_canonicalize
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+KEEP_HEADERS = ("content-type", "content-length", "content-language", "last-modified", "etag", "server",
+                "x-robots-tag", "link", "retry-after", "date", "cache-control")
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+@dataclass
+class FetchConfig:
+    user_agent: str = "CiderBot/0.1 (+https://example.invalid/ciderbot)"
+    connect_timeout: float = 5.0
+    read_timeout: float = 10.0
+    total_timeout: float = 30.0       # wall-clock cap on one response body (slow-drip servers)
+    max_bytes: int = 5 * 1024 * 1024
+    max_redirects: int = 5
+    retries: int = 2
+    backoff: float = 0.5              # seconds, doubled per retry, with jitter
+    max_retry_after: float = 30.0     # Retry-After longer than this: give up on the URL for now
+    accept_types: tuple[str, ...] = HTML_TYPES
+
+
+@dataclass
+class FetchResult:
+    url: str
+    final_url: str
+    status: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    content_type: str = ""
+    encoding: str | None = None
+    html: str | None = None
+    fetch_ms: float = 0.0
+    skip: str | None = None           # crawl-log reason when the page is not usable
+    detail: str = ""
+    redirects: list[str] = field(default_factory=list)
+    retry_after: float | None = None
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.skip is None
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def mime_of(content_type: str) -> str:
+    return content_type.split(";")[0].strip().lower()
+
+
+class Fetcher:
+    """Thread-safe; one connection pool per host (urllib3), connections reused across pages."""
+
+    def __init__(self, config: FetchConfig | None = None, sleep: Callable[[float], None] = time.sleep):
+        self.config = config or FetchConfig()
+        self.sleep = sleep
+        self.pool = urllib3.PoolManager(num_pools=64, maxsize=2, retries=False,
+                                        timeout=urllib3.Timeout(connect=self.config.connect_timeout,
+                                                                read=self.config.read_timeout),
+                                        headers={"User-Agent": self.config.user_agent,
+                                                 "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+                                                 "Accept-Encoding": "gzip, deflate"})
+
+    def close(self) -> None:
+        self.pool.clear()
+
+    # -- one request, no redirects ----------------------------------------------------------
+    def _request(self, url: str, accept_types: tuple[str, ...] | None) -> FetchResult:
+        cfg = self.config
+        res = FetchResult(url=url, final_url=url)
+        t0 = time.monotonic()
+        try:
+            r = self.pool.request("GET", url, redirect=False, preload_content=False, decode_content=True)
+        except urllib3.exceptions.MaxRetryError as e:
+            res.skip, res.detail = _error_reason(e.reason), str(e.reason)[:200]
+            res.fetch_ms = (time.monotonic() - t0) * 1000
+            return res
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            res.skip, res.detail = _error_reason(e), str(e)[:200]
+            res.fetch_ms = (time.monotonic() - t0) * 1000
+            return res
+        try:
+            res.status = r.status
+            res.headers = {k.lower(): v for k, v in r.headers.items() if k.lower() in KEEP_HEADERS
+                           or k.lower() == "location"}
+            res.content_type = r.headers.get("content-type", "")
+            res.retry_after = parse_retry_after(r.headers.get("retry-after"))
+            if 300 <= r.status < 400 or r.status >= 400:
+                r.drain_conn() if r.status < 400 else None
+                return res
+            mime = mime_of(res.content_type)
+            if accept_types is not None and mime and mime not in accept_types:
+                res.skip, res.detail = "wrong_type", mime
+                return res
+            clen = r.headers.get("content-length")
+            if clen and clen.isdigit() and int(clen) > cfg.max_bytes:
+                res.skip, res.detail = "too_large", f"content-length {clen}"
+                return res
+            chunks, size = [], 0
+            for chunk in r.stream(65536):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > cfg.max_bytes:
+                    res.skip, res.detail = "too_large", f">{cfg.max_bytes} bytes"
+                    return res
+                if time.monotonic() - t0 > cfg.total_timeout:
+                    res.skip, res.detail = "timeout", f"body slower than {cfg.total_timeout}s"
+                    return res
+            res.body = b"".join(chunks)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            res.skip, res.detail = _error_reason(e), str(e)[:200]
+        finally:
+            res.fetch_ms = (time.monotonic() - t0) * 1000
+            r.release_conn() if res.skip is None else r.close()
+        return res
+
+    # -- with retries -----------------------------------------------------------------------
+    def _request_retrying(self, url: str, accept_types) -> FetchResult:
+        cfg = self.config
+        attempt = 0
+        while True:
+            res = self._request(url, accept_types)
+            res.attempts = attempt + 1
+            retryable = res.skip in ("timeout", "connection_error") or res.status in RETRY_STATUSES
+            if not retryable or attempt >= cfg.retries:
+                return res
+            wait = cfg.backoff * (2 ** attempt) * (1 + random.random() * 0.25)
+            if res.retry_after is not None:
+                if res.retry_after > cfg.max_retry_after:
+                    return res
+                wait = max(wait, res.retry_after)
+            self.sleep(wait)
+            attempt += 1
+
+    def fetch(self, url: str, allow: Callable[[str], str | None] = lambda u: None,
+              accept_types: tuple[str, ...] | None | bool = True) -> FetchResult:
+        """GET `url` following up to max_redirects hops, each checked by `allow` (-> skip reason).
+
+        accept_types=True uses the configured HTML types; None accepts anything (robots.txt)."""
+        types = self.config.accept_types if accept_types is True else accept_types
+        seen = {url}
+        hops: list[str] = []
+        current = url
+        total_ms = 0.0
+        while True:
+            res = self._request_retrying(current, types)
+            total_ms += res.fetch_ms
+            res.url, res.redirects, res.fetch_ms = url, list(hops), total_ms
+            if not (300 <= res.status < 400 and res.status != 304) or res.skip:
+                break
+            loc = res.headers.get("location")
+            if not loc:
+                res.skip, res.detail = "bad_redirect", "no Location header"
+                break
+            nxt, why = try_canonicalize(loc, base=current)
+            if nxt is None:
+                res.skip, res.detail = "bad_redirect", f"{why}: {loc[:200]}"
+                break
+            if nxt in seen:
+                res.skip, res.detail = "redirect_loop", nxt
+                break
+            if len(hops) >= self.config.max_redirects:
+                res.skip, res.detail = "too_many_redirects", nxt
+                break
+            reason = allow(nxt)
+            if reason:
+                res.skip, res.detail = f"redirect_{reason}", nxt
+                break
+            seen.add(nxt)
+            hops.append(nxt)
+            current = nxt
+        res.final_url = current
+        if res.skip is None and res.status >= 400:
+            res.skip, res.detail = f"http_{res.status}", ""
+        if res.skip is None and res.body and types is not None:
+            if looks_binary(res.body):
+                res.skip, res.detail = "binary_content", res.content_type
+            else:
+                res.html, res.encoding = decode_html(res.body, res.content_type)
+        return res
+
+
+def _error_reason(e: BaseException) -> str:
+    if isinstance(e, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)):
+        return "timeout"
+    if isinstance(e, urllib3.exceptions.ProtocolError) and "timed out" in str(e):
+        return "timeout"
+    if isinstance(e, urllib3.exceptions.LocationParseError):
+        return "invalid_url"
+    if isinstance(e, urllib3.exceptions.SSLError):
+        return "tls_error"
+    return "connection_error"

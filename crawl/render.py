@@ -1,0 +1,187 @@
+"""Headless rendering with Playwright and Debian's Chromium: the DOM after JavaScript ran.
+
+One browser per worker, a fresh context per page (no cookies or storage carried between pages or
+hosts). Every request the page makes goes through a route handler that refuses non-http(s)
+URLs, URLs robots.txt disallows and private addresses (the `allow` callback), and optionally
+fonts and media; the main document is served from the bytes the crawler already fetched, so
+rendering never fetches a page twice. Dialogs are dismissed, popups closed, downloads refused;
+the page is scrolled to trigger lazy content, then the DOM is serialised.
+
+Playwright's sync API is bound to the thread that started it: `RenderService` owns the browser
+on one thread and other threads submit pages to it.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+CHROMIUM = os.environ.get("CIDERMILL_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--disable-dev-shm-usage"]
+
+
+@dataclass
+class RenderConfig:
+    user_agent: str = "CiderBot/0.1"
+    nav_timeout_ms: int = 15_000
+    idle_cap_ms: int = 3_000           # wait for network idle at most this long
+    scroll_steps: int = 3
+    skip_media: bool = True            # fonts, audio, video
+    executable: str = CHROMIUM
+    viewport: tuple[int, int] = (1280, 2000)
+
+
+@dataclass
+class RenderResult:
+    html: str | None = None
+    final_url: str | None = None
+    error: str | None = None
+    render_ms: float = 0.0
+    blocked: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
+    requests: int = 0
+
+
+class BrowserUnavailable(RuntimeError):
+    pass
+
+
+class Renderer:
+    """Use from a single thread (see RenderService for multi-threaded callers)."""
+
+    def __init__(self, allow: Callable[[str], str | None], config: RenderConfig | None = None):
+        self.allow = allow
+        self.config = config or RenderConfig()
+        self._pw = None
+        self._browser = None
+
+    def start(self) -> None:
+        if self._browser is not None:
+            return
+        if not os.path.exists(self.config.executable):
+            raise BrowserUnavailable(f"chromium not found at {self.config.executable}")
+        from playwright.sync_api import sync_playwright  # noqa: PLC0415
+        self._pw = sync_playwright().start()
+        try:
+            self._browser = self._pw.chromium.launch(executable_path=self.config.executable, headless=True,
+                                                     args=LAUNCH_ARGS)
+        except Exception as e:
+            self._pw.stop()
+            self._pw = None
+            raise BrowserUnavailable(f"chromium failed to start: {e}") from None
+
+    def close(self) -> None:
+        try:
+            if self._browser is not None:
+                self._browser.close()
+        finally:
+            self._browser = None
+            if self._pw is not None:
+                self._pw.stop()
+                self._pw = None
+
+    def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
+        self.start()
+        cfg = self.config
+        res = RenderResult()
+        t0 = time.monotonic()
+        served_main = [False]
+
+        def route(r):
+            req = r.request
+            u = req.url
+            res.requests += 1
+            if not (u.startswith("http://") or u.startswith("https://")):
+                res.blocked.append((u[:200], "bad_scheme"))
+                return r.abort("blockedbyclient")
+            if cfg.skip_media and req.resource_type in ("font", "media"):
+                return r.abort("blockedbyclient")
+            if body is not None and not served_main[0] and req.is_navigation_request() and u.rstrip("/") == url.rstrip("/"):
+                served_main[0] = True
+                return r.fulfill(status=200, body=body, headers={"content-type": content_type or "text/html"})
+            reason = self.allow(u)
+            if reason:
+                res.blocked.append((u[:200], reason))
+                return r.abort("blockedbyclient")
+            return r.continue_()
+
+        ctx = self._browser.new_context(user_agent=cfg.user_agent, accept_downloads=False, service_workers="block",
+                                        viewport={"width": cfg.viewport[0], "height": cfg.viewport[1]},
+                                        java_script_enabled=True)
+        try:
+            ctx.route("**/*", route)
+            page = ctx.new_page()
+            ctx.on("page", lambda p: p.close() if p is not page else None)  # popups
+            page.on("dialog", lambda d: d.dismiss())
+            page.on("download", lambda d: d.cancel())
+            page.set_default_timeout(cfg.nav_timeout_ms)
+            try:
+                page.goto(url, wait_until="load", timeout=cfg.nav_timeout_ms)
+            except Exception as e:  # noqa: BLE001  (timeouts and aborted navigations: keep what loaded)
+                res.error = "render_timeout" if "Timeout" in type(e).__name__ else "render_error"
+            try:
+                page.wait_for_load_state("networkidle", timeout=cfg.idle_cap_ms)
+            except Exception:  # noqa: BLE001  (a page that never goes idle is still rendered)
+                pass
+            for _ in range(cfg.scroll_steps):
+                try:
+                    page.evaluate("window.scrollBy(0, document.body ? document.body.scrollHeight : 0)")
+                    page.wait_for_timeout(100)
+                except Exception:  # noqa: BLE001
+                    break
+            try:
+                page.wait_for_load_state("networkidle", timeout=min(cfg.idle_cap_ms, 1000))
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                res.html = page.content()
+                res.final_url = page.url
+                if res.error == "render_timeout" and res.html:
+                    res.error = None
+            except Exception as e:  # noqa: BLE001
+                res.error = res.error or f"render_error"
+                res.html = None
+                del e
+        finally:
+            try:
+                ctx.close()
+            except Exception:  # noqa: BLE001
+                pass
+            res.render_ms = (time.monotonic() - t0) * 1000
+        return res
+
+
+class RenderService:
+    """Thread-safe front for one Renderer: the browser lives on one dedicated thread."""
+
+    def __init__(self, allow: Callable[[str], str | None], config: RenderConfig | None = None):
+        self._renderer = Renderer(allow, config)
+        self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="render")
+        self._lock = threading.Lock()
+        self.unavailable: str | None = None
+
+    def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
+        if self.unavailable:
+            return RenderResult(error="render_unavailable")
+        try:
+            return self._pool.submit(self._renderer.render, url, body, content_type).result()
+        except BrowserUnavailable as e:
+            self.unavailable = str(e)
+            return RenderResult(error="render_unavailable")
+        except Exception as e:  # noqa: BLE001  (browser crash: restart on next page)
+            try:
+                self._pool.submit(self._renderer.close).result()
+            except Exception:  # noqa: BLE001
+                pass
+            return RenderResult(error=f"render_error")
+
+    def close(self) -> None:
+        try:
+            self._pool.submit(self._renderer.close).result(timeout=30)
+        except Exception:  # noqa: BLE001
+            pass
+        self._pool.shutdown(wait=False)

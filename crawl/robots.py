@@ -1,0 +1,113 @@
+"""robots.txt (RFC 9309) per host, with the training opt-out token, parsed by protego.
+
+- 2xx: parse (first 500 KiB); 4xx: everything allowed; 5xx, timeouts, refused connections,
+  redirect loops: nothing allowed on that host until a later retry (the entry expires sooner).
+- The crawler's own token picks its group, else `*`. The opt-out token (CiderBot-Extended, like
+  Applebot-Extended) is matched exactly (protego alone would let `CiderBot` rules answer for
+  `CiderBot-Extended` by prefix): its own group if the file has one, else `*`. A page the opt-out
+  token may not fetch is still crawled for links but marked training_allowed=false.
+- Entries are cached per origin with a TTL; the cache is thread-safe.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from protego import Protego
+
+from crawl.fetch import Fetcher
+from crawl.urls import origin_of
+
+MAX_ROBOTS_BYTES = 500 * 1024
+_UA_LINE = re.compile(r"^\s*user-agent\s*:\s*([^#\s]+)", re.I | re.M)
+
+
+@dataclass
+class RobotsEntry:
+    origin: str
+    state: str                        # parsed | allow_all | unavailable
+    status: int = 0
+    parser: Protego | None = None
+    agents: set[str] = field(default_factory=set)
+    fetched_at: float = 0.0
+    detail: str = ""
+
+    @property
+    def sitemaps(self) -> list[str]:
+        return list(self.parser.sitemaps) if self.parser is not None else []
+
+
+@dataclass
+class RobotsDecision:
+    allowed: bool
+    reason: str | None                # robots | robots_unavailable | None
+    training_allowed: bool
+
+
+def parse_robots(origin: str, text: str, status: int = 200) -> RobotsEntry:
+    text = text[:MAX_ROBOTS_BYTES]
+    return RobotsEntry(origin, "parsed", status, Protego.parse(text),
+                       {m.group(1).strip().lower() for m in _UA_LINE.finditer(text)}, time.time())
+
+
+class RobotsCache:
+    def __init__(self, fetcher: Fetcher, user_agent: str = "CiderBot", optout_token: str = "CiderBot-Extended",
+                 ttl: float = 24 * 3600, error_ttl: float = 300, check_address: Callable[[str], str | None] | None = None):
+        self.fetcher = fetcher
+        self.user_agent = user_agent
+        self.optout_token = optout_token
+        self.ttl, self.error_ttl = ttl, error_ttl
+        self.check_address = check_address or (lambda u: None)
+        self._entries: dict[str, RobotsEntry] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def _load(self, origin: str) -> RobotsEntry:
+        url = origin + "/robots.txt"
+        reason = self.check_address(url)
+        if reason:
+            return RobotsEntry(origin, "unavailable", 0, fetched_at=time.time(), detail=reason)
+        res = self.fetcher.fetch(url, allow=self.check_address, accept_types=None)
+        if res.skip and not res.skip.startswith("http_"):
+            return RobotsEntry(origin, "unavailable", res.status, fetched_at=time.time(), detail=res.skip)
+        if 200 <= res.status < 300:
+            text = res.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace")
+            return parse_robots(origin, text, res.status)
+        if 400 <= res.status < 500:
+            return RobotsEntry(origin, "allow_all", res.status, fetched_at=time.time())
+        return RobotsEntry(origin, "unavailable", res.status, fetched_at=time.time(), detail=f"http_{res.status}")
+
+    def entry(self, url: str) -> RobotsEntry:
+        origin = origin_of(url)
+        with self._lock:
+            lock = self._locks.setdefault(origin, threading.Lock())
+        with lock:  # one robots.txt request per origin, even with many threads asking
+            e = self._entries.get(origin)
+            ttl = self.ttl if e is not None and e.state != "unavailable" else self.error_ttl
+            if e is None or time.time() - e.fetched_at > ttl:
+                e = self._entries[origin] = self._load(origin)
+            return e
+
+    def put(self, entry: RobotsEntry) -> None:
+        self._entries[entry.origin] = entry
+
+    def decide(self, url: str) -> RobotsDecision:
+        e = self.entry(url)
+        if e.state == "unavailable":
+            return RobotsDecision(False, "robots_unavailable", False)
+        if e.state == "allow_all" or e.parser is None:
+            return RobotsDecision(True, None, True)
+        allowed = e.parser.can_fetch(url, self.user_agent)
+        token = self.optout_token if self.optout_token.lower() in e.agents else "*"
+        training = e.parser.can_fetch(url, token) if self.optout_token else True
+        return RobotsDecision(allowed, None if allowed else "robots", bool(allowed and training))
+
+    def crawl_delay(self, url: str) -> float | None:
+        e = self.entry(url)
+        if e.parser is None:
+            return None
+        d = e.parser.crawl_delay(self.user_agent)
+        return float(d) if d is not None else None

@@ -1,0 +1,49 @@
+"""Page-level robots directives: `<meta name="robots">` and the `X-Robots-Tag` header.
+
+noindex: keep no content; nofollow: follow no links; none = both. Directives aimed at our own
+token (`<meta name="ciderbot">`, `X-Robots-Tag: CiderBot: noindex`) count too; ones aimed at
+other crawlers do not.
+"""
+from __future__ import annotations
+
+import re
+
+_META = re.compile(r"<meta\b[^>]*>", re.I)
+_ATTR = re.compile(r"""([a-zA-Z_:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
+
+
+def _directives(value: str) -> set[str]:
+    return {d.strip().lower() for d in value.split(",") if d.strip()}
+
+
+def meta_directives(html: str, user_agent: str = "CiderBot") -> set[str]:
+    out: set[str] = set()
+    head = html[:200_000]
+    names = {"robots", user_agent.lower()}
+    for m in _META.finditer(head):
+        attrs = {a.group(1).lower(): (a.group(2) or a.group(3) or a.group(4) or "") for a in _ATTR.finditer(m.group(0))}
+        if attrs.get("name", "").strip().lower() in names:
+            out |= _directives(attrs.get("content", ""))
+    return out
+
+
+def header_directives(value: str | None, user_agent: str = "CiderBot") -> set[str]:
+    out: set[str] = set()
+    if not value:
+        return out
+    for part in value.split("\n"):
+        m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*:\s*(.*)$", part)
+        if m and m.group(1).lower() not in ("noindex", "nofollow", "none", "all", "unavailable_after"):
+            if m.group(1).lower() == user_agent.lower():
+                out |= _directives(m.group(2))
+        else:
+            out |= _directives(part)
+    return out
+
+
+def robots_flags(html: str | None, x_robots_tag: str | None, user_agent: str = "CiderBot") -> tuple[bool, bool]:
+    """(noindex, nofollow)."""
+    d = header_directives(x_robots_tag, user_agent) | (meta_directives(html, user_agent) if html else set())
+    noindex = "noindex" in d or "none" in d
+    nofollow = "nofollow" in d or "none" in d
+    return noindex, nofollow

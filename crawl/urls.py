@@ -1,0 +1,107 @@
+"""URL canonicalisation: one spelling per page, so the seen set and page ids never hold duplicates.
+
+Lower-cases scheme and host, drops default ports, fragments, dot segments, empty queries and
+tracking parameters (utm_*, gclid, fbclid, session ids), sorts the remaining query parameters and
+normalises percent-encoding. Anything that is not an absolute http(s) URL is rejected with a
+reason instead of raising, so a bad link on a page is a logged skip, never a crash.
+"""
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
+
+ALLOWED_SCHEMES = ("http", "https")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+TRACKING_PARAMS = re.compile(
+    r"^(utm_[a-z_]+|gclid|fbclid|dclid|msclkid|mc_cid|mc_eid|yclid|_hsenc|_hsmi|igshid|ref_src|"
+    r"sessionid|session_id|sid|phpsessid|jsessionid|aspsessionid[a-z]*|cfid|cftoken)$", re.I)
+_SAFE_PATH = "/:@!$&'()*+,;=-._~%"
+_SAFE_QUERY = "/:@!$'()*+,;-._~%?"
+MAX_URL_LEN = 2048
+
+
+class BadURL(ValueError):
+    """A URL that cannot be crawled; `reason` is the crawl log's skip reason."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+def _norm_path(path: str) -> str:
+    if not path:
+        return "/"
+    # jsessionid in the path (";jsessionid=...") is a session token, not part of the page.
+    path = re.sub(r";jsessionid=[^/?#]*", "", path, flags=re.I)
+    trailing = path.endswith("/")
+    norm = posixpath.normpath(path)
+    if norm.startswith("//"):
+        norm = "/" + norm.lstrip("/")
+    if trailing and not norm.endswith("/"):
+        norm += "/"
+    return quote(unquote(norm), safe=_SAFE_PATH)
+
+
+def canonicalize(url: str, base: str | None = None) -> str:
+    """Absolute canonical http(s) URL, or raise BadURL(reason)."""
+    if not isinstance(url, str):
+        raise BadURL("invalid_url", repr(url))
+    url = url.strip().replace("\\", "/")
+    if not url:
+        raise BadURL("invalid_url", "empty")
+    if len(url) > MAX_URL_LEN:
+        raise BadURL("invalid_url", "too long")
+    if re.search(r"[\x00-\x1f\x7f\s]", url):
+        url = re.sub(r"[\x00-\x1f\x7f]", "", url)
+        url = re.sub(r"\s", "%20", url)
+    try:
+        if base:
+            url = urljoin(base, url)
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as e:
+        raise BadURL("invalid_url", str(e)) from None
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise BadURL("bad_scheme", scheme or "(none)")
+    host = (parts.hostname or "").strip(".").lower()
+    if not host:
+        raise BadURL("invalid_url", "no host")
+    try:
+        host = host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        raise BadURL("invalid_url", "bad host") from None
+    if not re.fullmatch(r"[a-z0-9.\-_\[\]:]+", host):
+        raise BadURL("invalid_url", f"bad host {host!r}")
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    query_items = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                   if not TRACKING_PARAMS.match(k)]
+    query = urlencode(sorted(query_items), doseq=True, safe=_SAFE_QUERY) if query_items else ""
+    return urlunsplit((scheme, netloc, _norm_path(parts.path), query, ""))
+
+
+def try_canonicalize(url: str, base: str | None = None) -> tuple[str | None, str | None]:
+    """(canonical, None) or (None, skip reason)."""
+    try:
+        return canonicalize(url, base), None
+    except BadURL as e:
+        return None, e.reason
+
+
+def host_of(url: str) -> str:
+    """host[:port] of a canonical URL: the unit of politeness and robots.txt."""
+    return urlsplit(url).netloc
+
+
+def origin_of(url: str) -> str:
+    p = urlsplit(url)
+    return f"{p.scheme}://{p.netloc}"
+
+
+def url_id(canonical_url: str) -> str:
+    """Row id of a page: sha1 of its canonical URL."""
+    return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()

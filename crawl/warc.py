@@ -1,0 +1,106 @@
+"""WARC in and out (warcio): Common Crawl style archives become the same page rows as a live crawl,
+and a crawl can keep what it fetched as WARC response records.
+
+Reading keeps `response` records with an HTML content type; everything else (requests, metadata,
+images, broken records) is counted and skipped, never raised.
+"""
+from __future__ import annotations
+
+import io
+from collections import Counter
+from typing import Any, Iterator
+
+from corpus.schemas import compress_html
+from crawl.charset import decode_html, looks_binary
+from crawl.crawler import PAGE_HEADERS, now_iso
+from crawl.extract import extract_page
+from crawl.fetch import HTML_TYPES, mime_of
+from crawl.robots_meta import robots_flags
+from crawl.urls import host_of, try_canonicalize, url_id
+
+MAX_RECORD_BYTES = 10 * 1024 * 1024
+
+
+def iter_warc_pages(path: str, user_agent: str = "CiderBot", fast: bool = False,
+                    skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
+    """PAGES rows from one WARC file (.warc or .warc.gz)."""
+    from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415
+    skipped = skipped if skipped is not None else Counter()
+    with open(path, "rb") as f:
+        try:
+            for rec in ArchiveIterator(f):
+                if rec.rec_type != "response":
+                    skipped[f"warc_{rec.rec_type}"] += 1
+                    continue
+                row = _page_from_record(rec, user_agent, fast, skipped)
+                if row is not None:
+                    yield row
+        except Exception as e:  # noqa: BLE001  (truncated or corrupt archive: keep what was read)
+            skipped[f"warc_corrupt:{type(e).__name__}"] += 1
+
+
+def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dict[str, Any] | None:
+    raw_url = rec.rec_headers.get_header("WARC-Target-URI") or ""
+    url, why = try_canonicalize(raw_url)
+    if url is None:
+        skipped[why or "invalid_url"] += 1
+        return None
+    http = rec.http_headers
+    status = int(http.get_statuscode() or 0) if http is not None else 0
+    ctype = (http.get_header("Content-Type") if http is not None else "") or ""
+    if mime_of(ctype) not in HTML_TYPES:
+        skipped["wrong_type"] += 1
+        return None
+    body = rec.content_stream().read(MAX_RECORD_BYTES + 1)
+    if len(body) > MAX_RECORD_BYTES:
+        skipped["too_large"] += 1
+        return None
+    if looks_binary(body):
+        skipped["binary_content"] += 1
+        return None
+    html, enc = decode_html(body, ctype)
+    headers = {k.lower(): v for k, v in (http.headers if http is not None else [])}
+    noindex, nofollow = robots_flags(html, headers.get("x-robots-tag"), user_agent)
+    ex = extract_page(html, url, fast=fast) if not noindex else None
+    date = rec.rec_headers.get_header("WARC-Date") or now_iso()
+    return {
+        "id": url_id(url), "url": url, "final_url": url, "host": host_of(url), "depth": 0, "status": status,
+        "fetched_at": date, "fetch_ms": None, "content_type": ctype, "encoding": enc,
+        "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(headers.items()) if k in PAGE_HEADERS],
+        "raw_html_zstd": compress_html(body) if not noindex else None, "rendered_html_zstd": None,
+        "rendered": False, "robots_noindex": noindex, "robots_nofollow": nofollow,
+        # robots.txt of the archived site is unknown here: only page-level directives apply.
+        "training_allowed": not noindex,
+        "title": ex.title if ex else None, "text": ex.text if ex else None,
+        "language_hint": ex.language_hint if ex else None, "author": ex.author if ex else None,
+        "date": ex.date if ex else None, "canonical_url": ex.canonical_url if ex else None,
+        "images": ex.images if ex else [], "tables": ex.tables if ex else [],
+        "outlinks": [] if (ex is None or nofollow) else ex.outlinks, "source": "warc",
+    }
+
+
+def write_warc(path: str, pages: Iterator[dict[str, Any]]) -> int:
+    """Write page rows (with raw HTML) as WARC response records; returns the record count."""
+    from warcio.statusandheaders import StatusAndHeaders  # noqa: PLC0415
+    from warcio.warcwriter import WARCWriter  # noqa: PLC0415
+    n = 0
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        writer = WARCWriter(f, gzip=path.endswith(".gz"))
+        for p in pages:
+            if p.get("raw_html_zstd") is None:
+                continue
+            import zstandard  # noqa: PLC0415
+            body = zstandard.ZstdDecompressor().decompress(p["raw_html_zstd"])  # the bytes as served
+            hdrs = [(h["name"], h["value"]) for h in (p.get("headers") or [])]
+            if not any(h[0] == "content-type" for h in hdrs):
+                hdrs.append(("Content-Type", p.get("content_type") or "text/html"))
+            status = int(p.get("status") or 200)
+            sh = StatusAndHeaders(f"{status} OK", hdrs, protocol="HTTP/1.1")
+            rec = writer.create_warc_record(p["final_url"] or p["url"], "response", payload=io.BytesIO(body),
+                                            http_headers=sh, warc_headers_dict={"WARC-Date": p["fetched_at"][:19] + "Z"})
+            writer.write_record(rec)
+            n += 1
+    import os  # noqa: PLC0415
+    os.replace(tmp, path)
+    return n

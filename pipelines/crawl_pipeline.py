@@ -1,0 +1,409 @@
+"""`cidermill crawl` as Beam: the crawl runs in waves, each wave one Beam pipeline.
+
+A wave reads its frontier, groups URLs by host (one connection per host, hosts in parallel
+inside a worker and across workers), fetches/renders/extracts in a DoFn that owns one
+WaveCrawler (fetcher, robots cache, browser) from setup() to teardown(), and writes pages, the
+crawl log and discovered links as shard datasets. The driver (plain Python, here) then admits
+the links into the frontier and writes the next frontier, so a stopped crawl resumes where it
+stopped and never fetches a page twice (a wave interrupted midway is redone as a whole).
+
+Output layout (all shard datasets, see corpus/):
+    OUT/pages/            PAGES (corpus.schemas): every fetched page, all waves; report/ inside
+    OUT/log/              CRAWL_LOG (crawl.log_schema): one row per URL decision
+    OUT/state.json        seeds and config of the crawl (checked on --resume)
+    OUT/waves/NNNNN/      frontier, pages, log, links, next, admission datasets; DONE when complete
+    OUT/warc/             wave-NNNNN.warc.gz when --write-warc
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+from corpus.errors import CidermillError, ConfigError
+from corpus.manifest import manifest_path, read_manifest
+from corpus.provenance import make_provenance
+from corpus.reader import ShardDataset
+from corpus.schemas import PAGES
+from corpus.writer import DatasetWriter, finalize_dataset, prepare_output_dir, write_dataset
+from crawl.crawler import CrawlConfig, now_iso
+from crawl.frontier import Frontier, FrontierConfig
+from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
+
+log = logging.getLogger("cidermill.crawl")
+STATE_NAME = "state.json"
+STATE_FORMAT = "cidermill.crawl/1"
+MAX_WAVES = 10_000
+
+
+# -- Beam pieces ------------------------------------------------------------------------------
+def _crawl_fn_class():
+    import apache_beam as beam
+
+    class CrawlWaveFn(beam.DoFn):
+        """(slot, [frontier entries]) -> pages (main), 'log' and 'links' tagged outputs."""
+
+        def __init__(self, config_json: dict, wave: int):
+            self.config_json, self.wave = config_json, wave
+            self.crawler = None
+
+        def setup(self):
+            from crawl.crawler import shared_crawler
+            self.crawler = shared_crawler(CrawlConfig.from_json(self.config_json))
+
+        def process(self, element):
+            _, entries = element
+            out = self.crawler.crawl(list(entries), self.wave)
+            for p in out.pages:
+                yield p
+            for r in out.log:
+                yield beam.pvalue.TaggedOutput("log", r)
+            for ln in out.links:
+                yield beam.pvalue.TaggedOutput("links", ln)
+
+        def teardown(self):
+            self.crawler = None  # shared across waves in this process; the driver closes it
+
+    return CrawlWaveFn
+
+
+def _dedupe(rows):
+    """Rows with the same id (a link found twice on a page) collapse to one, deterministically."""
+    import apache_beam as beam
+    return (rows
+            | "KeyById" >> beam.Map(lambda r: (r["id"], r))
+            | "OnePerId" >> beam.CombinePerKey(lambda rs: min(rs, key=lambda r: json.dumps(r, sort_keys=True, default=str)))
+            | "Values" >> beam.Values())
+
+
+def _num_slots(beam_args: Sequence[str], n_hosts: int) -> int:
+    workers = 1
+    for a in beam_args:
+        if a.startswith("--direct_num_workers="):
+            try:
+                workers = max(1, int(a.split("=", 1)[1]))
+            except ValueError:
+                pass
+    return max(1, min(n_hosts, workers))
+
+
+def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlConfig,
+                  beam_args: Sequence[str], provenance: dict) -> None:
+    import apache_beam as beam
+    import xxhash
+
+    from pipelines.beam_options import pipeline_options
+    from pipelines.shards_io import WriteShards
+
+    hosts = sorted({e["host"] for e in entries})
+    n = _num_slots(beam_args, len(hosts))
+    slots: dict[int, list[dict]] = {}
+    for e in entries:
+        slots.setdefault(xxhash.xxh64_intdigest(e["host"].encode()) % n, []).append(e)
+    CrawlWaveFn = _crawl_fn_class()
+    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+        outs = (p
+                | "Slots" >> beam.Create(sorted(slots.items()))
+                | "Crawl" >> beam.ParDo(CrawlWaveFn(config.to_json(), wave)).with_outputs("log", "links", main="pages"))
+        (outs.pages | "WritePages" >> WriteShards(os.path.join(wave_dir, "pages"), "pages", PAGES,
+                                                  provenance=provenance, target_bytes=32 << 20))
+        (outs.log | "WriteLog" >> WriteShards(os.path.join(wave_dir, "log"), "crawl_log", CRAWL_LOG,
+                                              provenance=provenance))
+        (outs.links | "DedupeLinks" >> _dedupe_transform()
+         | "WriteLinks" >> WriteShards(os.path.join(wave_dir, "links"), "crawl_links", LINKS, provenance=provenance))
+
+
+def _dedupe_transform():
+    import apache_beam as beam
+
+    class Dedupe(beam.PTransform):
+        def expand(self, pcoll):
+            return _dedupe(pcoll)
+
+    return Dedupe()
+
+
+# -- driver -----------------------------------------------------------------------------------
+def _wave_dir(out_dir: str, wave: int) -> str:
+    return os.path.join(out_dir, "waves", f"{wave:05d}")
+
+
+def _is_dataset(d: str) -> bool:
+    return os.path.exists(manifest_path(d))
+
+
+def _rows(d: str, columns: list[str] | None = None) -> Iterable[dict]:
+    if not _is_dataset(d):
+        return []
+    return ShardDataset(d).iter_rows(columns)
+
+
+def _write(d: str, kind: str, schema, rows: list[dict], provenance: dict) -> None:
+    import pyarrow as pa
+    write_dataset(d, kind, pa.Table.from_pylist(rows, schema=schema), provenance, overwrite=True)
+
+
+def _state_config(seeds, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig) -> dict:
+    """What must not change across --resume (budgets may grow; the rest defines the crawl)."""
+    c = crawl_cfg.to_json()
+    f = {k: v for k, v in frontier_cfg.to_json().items() if k not in ("max_pages", "max_pages_per_host", "wave_size")}
+    return {"seeds": list(seeds), "scope": f, "user_agent": c["user_agent"], "optout_token": c["optout_token"]}
+
+
+class CrawlDriver:
+    def __init__(self, seeds: Sequence[str], out_dir: str, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig,
+                 beam_args: Sequence[str] = (), resume: bool = False, write_warc: bool = False,
+                 progress: bool = True):
+        self.seeds, self.out = list(seeds), os.path.abspath(out_dir)
+        self.ccfg, self.fcfg = crawl_cfg, frontier_cfg
+        self.beam_args = list(beam_args)
+        self.resume, self.write_warc, self.progress = resume, write_warc, progress
+        self.frontier = Frontier(frontier_cfg)
+        self.provenance = make_provenance("pages", {"crawl": crawl_cfg.to_json(), "frontier": frontier_cfg.to_json()},
+                                          list(self.seeds))
+        self.seed_log: list[dict] = []
+        self.wave = 0
+
+    def say(self, msg: str) -> None:
+        if self.progress:
+            print(f"[crawl] {msg}", flush=True)
+
+    # -- state ----------------------------------------------------------------------------------
+    def _init_state(self) -> None:
+        state_path = os.path.join(self.out, STATE_NAME)
+        cfg = _state_config(self.seeds, self.ccfg, self.fcfg)
+        if os.path.exists(state_path):
+            with open(state_path, encoding="utf-8") as f:
+                old = json.load(f)
+            if not self.resume:
+                raise CidermillError(f"{self.out}: holds a crawl already; pass --resume to continue it "
+                                     "or choose another --out")
+            if not self.seeds:
+                self.seeds = old["config"]["seeds"]
+                cfg = _state_config(self.seeds, self.ccfg, self.fcfg)
+            if old.get("config") != cfg:
+                raise ConfigError(f"{self.out}: --resume with different seeds/scope/tokens than the stored crawl "
+                                  f"(stored: {json.dumps(old.get('config'))[:300]})")
+        else:
+            if os.path.isdir(self.out) and os.listdir(self.out):
+                raise CidermillError(f"{self.out}: output directory is not empty and holds no crawl")
+            if self.resume:
+                self.say("nothing to resume: starting a new crawl")
+            if not self.seeds:
+                raise ConfigError("no seeds: pass --seeds URL [URL ...]")
+            os.makedirs(self.out, exist_ok=True)
+            tmp = state_path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"format": STATE_FORMAT, "config": cfg, "created": now_iso()}, f, indent=1)
+            os.replace(tmp, state_path)
+        for s in self.seeds:
+            url, why = self.frontier.add_seed(s)
+            if url is None:
+                self.seed_log.append(_decision_row(s, "skipped", why or "invalid_url", "bad seed", -1))
+        if not self.frontier.pending and not self.seed_log:
+            raise ConfigError("no valid seed URL")
+
+    def _replay(self) -> None:
+        """Rebuild seen set, budgets and pending frontier from completed waves."""
+        waves_root = os.path.join(self.out, "waves")
+        done = []
+        for name in sorted(os.listdir(waves_root)) if os.path.isdir(waves_root) else []:
+            d = os.path.join(waves_root, name)
+            if os.path.exists(os.path.join(d, "DONE")):
+                done.append(int(name))
+            else:
+                shutil.rmtree(d)  # an interrupted wave is redone as a whole
+        f = self.frontier
+        for w in done:
+            d = _wave_dir(self.out, w)
+            for r in _rows(os.path.join(d, "frontier"), ["url"]):
+                f.seen.add(r["url"])
+            for r in _rows(os.path.join(d, "links"), ["url"]):
+                f.seen.add(r["url"])
+            for r in _rows(os.path.join(d, "log"), ["url", "host", "decision", "fetch_ms"]):
+                if r["decision"] != "deferred" and r["fetch_ms"] is not None:
+                    f.fetched += 1
+                    f.fetched_per_host[r["host"]] += 1
+        if done:
+            last = _wave_dir(self.out, done[-1])
+            f.pending = {r["url"]: r for r in _rows(os.path.join(last, "next"))}
+            self.wave = done[-1] + 1
+            self.say(f"resuming after wave {done[-1]}: {f.fetched} pages fetched, {len(f.pending)} URLs pending")
+
+    # -- one wave -------------------------------------------------------------------------------
+    def _run_wave(self) -> bool:
+        f = self.frontier
+        entries = f.select()
+        if not entries:
+            return False
+        d = _wave_dir(self.out, self.wave)
+        os.makedirs(d, exist_ok=True)
+        t0 = time.time()
+        _write(os.path.join(d, "frontier"), "crawl_frontier", FRONTIER, entries, self.provenance)
+        self.say(f"wave {self.wave}: {len(entries)} URLs on {len({e['host'] for e in entries})} hosts "
+                 f"({f.fetched} fetched so far, {len(f.pending)} more pending)")
+        run_wave_beam(d, self.wave, entries, self.ccfg, self.beam_args, self.provenance)
+        decisions, consumed = {}, []
+        for r in _rows(os.path.join(d, "log"), ["url", "decision", "fetch_ms"]):
+            decisions[r["url"]] = r["decision"]
+            if r["decision"] != "deferred" and r["fetch_ms"] is not None:
+                consumed.append(r["url"])
+        by_url = {e["url"]: e for e in entries}
+        f.record_attempts([by_url[u] for u in consumed if u in by_url], decisions)
+        admission = []
+        links = sorted(_rows(os.path.join(d, "links")), key=lambda r: (r["depth"], r["url"], r["parent"] or ""))
+        for ln in links:
+            reason = f.add(ln["url"], ln["depth"], ln["parent"], ln["source"], ln["retries"])
+            if reason:
+                admission.append(_decision_row(ln["url"], "skipped", reason, f"found on {ln['parent']}", self.wave,
+                                               ln["depth"], ln["parent"]))
+        _write(os.path.join(d, "admission"), "crawl_log", CRAWL_LOG, admission, self.provenance)
+        _write(os.path.join(d, "next"), "crawl_frontier", FRONTIER, f.leftovers(), self.provenance)
+        if self.write_warc:
+            from crawl.warc import write_warc
+            os.makedirs(os.path.join(self.out, "warc"), exist_ok=True)
+            write_warc(os.path.join(self.out, "warc", f"wave-{self.wave:05d}.warc.gz"),
+                       _rows(os.path.join(d, "pages")))
+        n_pages = read_manifest(os.path.join(d, "pages")).rows
+        with open(os.path.join(d, "DONE.tmp"), "w", encoding="utf-8") as fh:
+            json.dump({"wave": self.wave, "urls": len(entries), "pages": n_pages, "seconds": round(time.time() - t0, 2),
+                       "finished": now_iso()}, fh)
+        os.replace(os.path.join(d, "DONE.tmp"), os.path.join(d, "DONE"))
+        self.say(f"wave {self.wave}: {n_pages} pages in {time.time() - t0:.1f}s")
+        self.wave += 1
+        return True
+
+    # -- merge ----------------------------------------------------------------------------------
+    def _merge(self) -> tuple[str, dict]:
+        waves = sorted(int(n) for n in os.listdir(os.path.join(self.out, "waves"))) \
+            if os.path.isdir(os.path.join(self.out, "waves")) else []
+        pages_dir = os.path.join(self.out, "pages")
+        prepare_output_dir(pages_dir, "pages", overwrite=True)
+        infos = []
+        from corpus.manifest import ShardInfo, shard_name
+        for w in waves:
+            src = os.path.join(_wave_dir(self.out, w), "pages")
+            if not _is_dataset(src):
+                continue
+            for s in read_manifest(src).shards:
+                if s.rows == 0:
+                    continue
+                name = shard_name(len(infos))
+                dst = os.path.join(pages_dir, name)
+                if os.path.exists(dst):
+                    os.remove(dst)
+                try:
+                    os.link(os.path.join(src, s.path), dst)
+                except OSError:
+                    shutil.copyfile(os.path.join(src, s.path), dst)
+                infos.append(ShardInfo(name, s.rows, s.bytes, s.sha256))
+        finalize_dataset(pages_dir, "pages", PAGES, infos, self.provenance)
+        leftovers = self.frontier.leftovers()
+        limit_rows = [_decision_row(e["url"], "skipped", "limit", "page budget exhausted", self.wave, e["depth"],
+                                    e["parent"]) for e in leftovers] if self.frontier.budget_left() == 0 else []
+        log_dir = os.path.join(self.out, "log")
+        with DatasetWriter(log_dir, "crawl_log", CRAWL_LOG, self.provenance, overwrite=True) as w:
+            w.write_rows(self.seed_log)
+            for wv in waves:
+                for part in ("log", "admission"):
+                    dd = os.path.join(_wave_dir(self.out, wv), part)
+                    if _is_dataset(dd):
+                        w.write_table(ShardDataset(dd).to_table())
+            w.write_rows(limit_rows)
+        from pipelines.crawl_report import write_crawl_report
+        summary = write_crawl_report(pages_dir, log_dir, pending=len(leftovers))
+        return pages_dir, summary
+
+    def run(self) -> tuple[str, dict]:
+        self._init_state()
+        self._replay()
+        t0 = time.time()
+        from crawl.crawler import close_shared
+        try:
+            for _ in range(MAX_WAVES):
+                if self.frontier.budget_left() <= 0 or not self._run_wave():
+                    break
+        finally:
+            close_shared()
+        pages_dir, summary = self._merge()
+        summary["seconds"] = round(time.time() - t0, 2)
+        self.say(f"done: {summary['fetched']} pages fetched, {summary['skipped']} URLs skipped; pages at {pages_dir}")
+        return pages_dir, summary
+
+
+def _decision_row(url: str, decision: str, reason: str | None, detail: str, wave: int, depth: int = 0,
+                  parent: str | None = None) -> dict[str, Any]:
+    from crawl.crawler import log_id
+    from crawl.urls import host_of
+    try:
+        host = host_of(url)
+    except ValueError:
+        host = ""
+    return {"id": log_id(url, parent, f"admission:{reason}"), "url": url, "host": host, "depth": depth,
+            "parent": parent, "wave": wave, "decision": decision, "reason": reason, "detail": detail[:500],
+            "status": None, "fetch_ms": None, "bytes": None, "rendered": False, "render_reason": None,
+            "training_allowed": None, "robots_noindex": None, "robots_nofollow": None, "at": now_iso()}
+
+
+def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False, render: str = "auto",
+              max_pages: int = 1000, max_depth: int = 3, delay: float = 1.0, resume: bool = False,
+              beam_args: Sequence[str] = (), write_warc: bool = False, progress: bool = True,
+              crawl_config: CrawlConfig | None = None, frontier_config: FrontierConfig | None = None,
+              **overrides) -> tuple[str, dict]:
+    """Crawl `seeds` into `out_dir`; returns (pages dataset path, summary dict). For the demo and tests.
+
+    Extra keyword arguments set CrawlConfig / FrontierConfig fields by name (e.g. read_timeout=2)."""
+    cc = crawl_config or CrawlConfig()
+    fc = frontier_config or FrontierConfig()
+    cc.allow_private, cc.render, cc.delay = allow_private, render, delay
+    fc.max_pages, fc.max_depth = max_pages, max_depth
+    for k, v in overrides.items():
+        if k in CrawlConfig.__dataclass_fields__:
+            setattr(cc, k, v)
+        elif k in FrontierConfig.__dataclass_fields__:
+            setattr(fc, k, v)
+        else:
+            raise ConfigError(f"unknown crawl option {k!r}")
+    if cc.render not in ("auto", "always", "never"):
+        raise ConfigError(f"--render must be auto, always or never (got {cc.render!r})")
+    return CrawlDriver(seeds, out_dir, cc, fc, beam_args, resume=resume, write_warc=write_warc,
+                       progress=progress).run()
+
+
+def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = "CiderBot",
+                    progress: bool = True) -> tuple[str, dict]:
+    """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline (one file per work item)."""
+    import apache_beam as beam
+
+    from crawl.warc import iter_warc_pages
+    from pipelines.beam_options import pipeline_options
+    from pipelines.shards_io import WriteShards
+
+    for fpath in files:
+        if not os.path.isfile(fpath):
+            raise CidermillError(f"{fpath}: WARC file not found")
+    pages_dir = os.path.join(os.path.abspath(out_dir), "pages")
+    prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
+
+    def read(path):
+        skipped = Counter()
+        seen = set()
+        for row in iter_warc_pages(path, user_agent, fast=True, skipped=skipped):
+            if row["id"] not in seen:  # the same URL twice in one archive: keep the first
+                seen.add(row["id"])
+                yield row
+
+    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+        (p | beam.Create(sorted(os.path.abspath(f) for f in files)) | beam.Reshuffle()
+         | "Read" >> beam.FlatMap(read)
+         | "OnePerUrl" >> _dedupe_transform()
+         | WriteShards(pages_dir, "pages", PAGES, provenance=prov, overwrite=True))
+    from pipelines.crawl_report import write_crawl_report
+    summary = write_crawl_report(pages_dir, None)
+    if progress:
+        print(f"[crawl] imported {summary['fetched']} pages from {len(files)} WARC file(s) into {pages_dir}")
+    return pages_dir, summary
