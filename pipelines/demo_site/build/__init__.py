@@ -1,0 +1,1 @@
+"""Generator of the demo site (not needed at serve time)."""

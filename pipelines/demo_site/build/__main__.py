@@ -1,0 +1,3 @@
+from pipelines.demo_site.build.generate import main
+
+main()
