@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from crawl.priority import priority, trap_reason
+from urllib.parse import parse_qsl, urlsplit
+
 from crawl.urls import host_of, try_canonicalize, url_id
 
 
@@ -22,12 +24,24 @@ class FrontierConfig:
     max_pages: int = 1000
     max_pages_per_host: int = 0          # 0: no per-host limit beyond max_pages
     wave_size: int = 500
+    max_per_template: int = 50           # date-like URLs per host and path template: bounds calendars
     scope: str = "seeds"                 # seeds: only the seeds' hosts; any: follow links anywhere
     include: list[str] = field(default_factory=list)   # regexes; when given, a URL must match one
     exclude: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_DATE_LIKE = re.compile(r"\d+[/_-]\d+")  # two number runs in a row: calendars, archives by date
+
+
+def url_template(url: str) -> str:
+    """host + path with digit runs masked and the query reduced to its keys: /calendar/2024/01/ and
+    /calendar/2031/07/ share one template, so an endless calendar is cut off after a few pages."""
+    p = urlsplit(url)
+    keys = ",".join(sorted({k for k, _ in parse_qsl(p.query, keep_blank_values=True)}))
+    return f"{p.netloc}{re.sub(r'[0-9]+', 'N', p.path)}?{keys}"
 
 
 class Frontier:
@@ -37,6 +51,7 @@ class Frontier:
         self.pending: dict[str, dict[str, Any]] = {}
         self.fetched_per_host: Counter = Counter()
         self.fetched = 0
+        self.templates: Counter = Counter()
         self.seed_hosts = set(seed_hosts)
         try:
             self._inc = [re.compile(p) for p in config.include]
@@ -69,6 +84,11 @@ class Frontier:
         if source == "redirect":
             return None  # a redirect target was just fetched under its source URL: seen, not queued
         reason = self.refusal(url, depth) if source != "seed" else None
+        if reason is None and source != "seed" and _DATE_LIKE.search(urlsplit(url).path):
+            t = url_template(url)
+            self.templates[t] += 1
+            if self.config.max_per_template and self.templates[t] > self.config.max_per_template:
+                reason = "trap:template_limit"
         if reason is None:
             self.pending[url] = self._entry(url, depth, parent, source, retries)
         return reason

@@ -204,8 +204,6 @@ class CrawlDriver:
             url, why = self.frontier.add_seed(s)
             if url is None:
                 self.seed_log.append(_decision_row(s, "skipped", why or "invalid_url", "bad seed", -1))
-        if not self.frontier.pending and not self.seed_log:
-            raise ConfigError("no valid seed URL")
 
     def _replay(self) -> None:
         """Rebuild seen set, budgets and pending frontier from completed waves."""
@@ -321,6 +319,9 @@ class CrawlDriver:
     def run(self) -> tuple[str, dict]:
         self._init_state()
         self._replay()
+        if self.wave == 0 and not self.frontier.pending:
+            bad = "; ".join(f"{r['url'][:100]} ({r['reason']})" for r in self.seed_log)
+            raise ConfigError(f"no valid seed URL: {bad}")
         t0 = time.time()
         from crawl.crawler import close_shared
         try:

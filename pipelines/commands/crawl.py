@@ -1,0 +1,84 @@
+"""`cidermill crawl`: a polite, robots.txt-respecting crawl (or a WARC import) into a pages dataset."""
+from __future__ import annotations
+
+HELP = "crawl seed URLs (robots.txt, politeness, headless rendering) or import WARC files into a pages dataset"
+DESCRIPTION = (
+    "Crawl the web from --seeds in waves (each wave a Beam pipeline) into OUT/pages (a shard dataset, "
+    "schema corpus.schemas.PAGES) and OUT/log (one row per URL decision). robots.txt is honoured for "
+    "--user-agent (else *); pages disallowed for --optout-token are kept for links but marked "
+    "training_allowed=false. Stop any time and continue with --resume. With --warc FILES, WARC "
+    "archives are imported into the same pages dataset instead.")
+BEAM = True
+
+
+def configure(p):
+    p.add_argument("--seeds", nargs="+", metavar="URL", default=[], help="start URLs")
+    p.add_argument("--seeds-file", help="file with one seed URL per line")
+    p.add_argument("--out", required=True, help="output directory (pages/, log/, waves/, state.json)")
+    p.add_argument("--resume", action="store_true", help="continue the crawl stored in --out")
+    p.add_argument("--max-pages", type=int, default=1000, help="pages to fetch in total (default 1000)")
+    p.add_argument("--max-pages-per-host", type=int, default=0, help="pages per host (default: no limit)")
+    p.add_argument("--max-depth", type=int, default=3, help="link depth from the seeds (default 3)")
+    p.add_argument("--wave-size", type=int, default=500, help="URLs per wave (default 500)")
+    p.add_argument("--scope", choices=["seeds", "any"], default="seeds",
+                   help="follow links only on the seeds' hosts (default) or anywhere")
+    p.add_argument("--include", action="append", default=[], metavar="REGEX", help="only crawl URLs matching")
+    p.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="never crawl URLs matching")
+    p.add_argument("--render", choices=["auto", "always", "never"], default="auto",
+                   help="headless Chromium rendering: auto renders app shells / pages with little static text")
+    p.add_argument("--allow-private", action="store_true",
+                   help="allow private, loopback and link-local addresses (the demo site, tests)")
+    p.add_argument("--user-agent", default="CiderBot", help="robots.txt product token (default CiderBot)")
+    p.add_argument("--optout-token", default="CiderBot-Extended",
+                   help="robots.txt token whose Disallow marks pages training_allowed=false (default CiderBot-Extended)")
+    p.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host (default 1)")
+    p.add_argument("--ignore-crawl-delay", action="store_true", help="do not honour robots.txt Crawl-delay")
+    p.add_argument("--max-crawl-delay", type=float, default=10.0, help="cap on an honoured Crawl-delay (s)")
+    p.add_argument("--parallel-hosts", type=int, default=8, help="hosts crawled at once per worker (default 8)")
+    p.add_argument("--timeout", type=float, default=10.0, help="read timeout per request in seconds (default 10)")
+    p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024, help="largest page body (default 5 MiB)")
+    p.add_argument("--retries", type=int, default=2, help="retries on 5xx/timeouts (default 2)")
+    p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
+    p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
+    p.add_argument("--warc", nargs="+", metavar="FILE", help="import these WARC files instead of crawling")
+    p.add_argument("--write-warc", action="store_true", help="also write fetched pages as OUT/warc/*.warc.gz")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def run(args, beam_args) -> int:
+    import json
+
+    from corpus.errors import ConfigError
+    from crawl.crawler import CrawlConfig
+    from crawl.frontier import FrontierConfig
+    from pipelines.crawl_pipeline import run_crawl, run_warc_import
+
+    if args.warc:
+        pages, summary = run_warc_import(args.warc, args.out, beam_args, user_agent=args.user_agent,
+                                         progress=not args.quiet)
+        print(json.dumps({"pages": pages, **summary}, indent=1))
+        return 0
+    seeds = list(args.seeds)
+    if args.seeds_file:
+        with open(args.seeds_file, encoding="utf-8") as f:
+            seeds += [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+    if not seeds and not args.resume:
+        raise ConfigError("give --seeds URL [URL ...] (or --seeds-file, --resume, --warc)")
+    for name in ("max_pages", "max_depth", "wave_size", "parallel_hosts"):
+        if getattr(args, name) < (0 if name == "max_depth" else 1):
+            raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+    if args.delay < 0 or args.timeout <= 0 or args.max_bytes <= 0:
+        raise ConfigError("--delay must be >= 0, --timeout and --max-bytes > 0")
+    cc = CrawlConfig(user_agent=args.user_agent, optout_token=args.optout_token,
+                     agent_string=f"{args.user_agent}/0.1 (cidermill)", honour_crawl_delay=not args.ignore_crawl_delay,
+                     max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
+                     read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
+                     sitemaps=not args.no_sitemaps, skip_media=not args.keep_media)
+    fc = FrontierConfig(max_pages_per_host=args.max_pages_per_host, wave_size=args.wave_size, scope=args.scope,
+                        include=args.include, exclude=args.exclude)
+    pages, summary = run_crawl(seeds, args.out, allow_private=args.allow_private, render=args.render,
+                               max_pages=args.max_pages, max_depth=args.max_depth, delay=args.delay,
+                               resume=args.resume, beam_args=beam_args, write_warc=args.write_warc,
+                               progress=not args.quiet, crawl_config=cc, frontier_config=fc)
+    print(json.dumps({"pages": pages, **summary}, indent=1))
+    return 0

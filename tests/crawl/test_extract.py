@@ -1,0 +1,71 @@
+"""Extraction: main text with images in place, figure captions, tables, links, metadata, bad HTML."""
+from crawl.extract import extract_page
+from crawl.render_policy import render_reason
+from crawl.tables import table_rows, to_markdown
+
+P1 = "Normandy is famous for its cider apples, which grow in old orchards across the whole region."
+P2 = "Farmers press the apples in autumn and ferment the juice for months before bottling the cider."
+P3 = "The final paragraph tells about the taste of the cider, which is dry and sharp and slightly sweet."
+PAGE = f"""<html lang="fr-FR"><head><title>Apples of Normandy | Gazette</title>
+<meta name="author" content="Jane Doe"><link rel="canonical" href="/apples?utm_source=x"></head>
+<body><nav><a href="/">Home</a> <a href="mailto:x@y.z">Mail</a> <a href="http://[broken">bad</a></nav>
+<article><h1>Apples of Normandy</h1><p>{P1}</p>
+<figure><img src="img/orchard.jpg" alt="An old orchard"><figcaption>Orchard near Caen in spring.</figcaption></figure>
+<p>{P2}</p>
+<table><caption>Harvest</caption><thead><tr><th>Year</th><th>Tons</th></tr></thead>
+<tr><td rowspan="2">2024</td><td>130</td></tr><tr><td>140</td></tr><tr><td colspan="2">total 270</td></tr></table>
+<p>{P3} <a href="https://example.org/more?fbclid=1#top">more about cider</a></p>
+<img src="/img/press.png" alt="A press">
+</article><img src="/pixel.gif" width="1" height="1"></body></html>"""
+
+
+def test_text_images_in_place_with_captions_and_context():
+    ex = extract_page(PAGE, "http://x.test/a/b.html")
+    assert ex.error is None
+    for p in (P1, P2, P3):
+        assert p in ex.text
+    assert "Home" not in ex.text
+    imgs = {i["src"]: i for i in ex.images}
+    orchard = imgs["http://x.test/a/img/orchard.jpg"]
+    assert orchard["alt"] == "An old orchard" and orchard["caption"] == "Orchard near Caen in spring."
+    assert ex.text.index(P1) < orchard["position"] <= ex.text.index(P2)
+    assert orchard["text_before"].endswith(P1) and orchard["text_after"].startswith(P2)
+    assert "http://x.test/img/press.png" in imgs
+    assert "http://x.test/pixel.gif" not in imgs  # tracking pixel
+    assert ex.title and "Apples of Normandy" in ex.title and ex.author == "Jane Doe"
+    assert ex.language_hint == "fr-fr" and ex.canonical_url == "http://x.test/apples"
+
+
+def test_tables_links_and_bad_links():
+    ex = extract_page(PAGE, "http://x.test/a/b.html")
+    (t,) = ex.tables
+    assert t["rows"] == [["Year", "Tons"], ["2024", "130"], ["2024", "140"], ["total 270", "total 270"]]
+    assert t["caption"] == "Harvest" and t["markdown"].startswith("| Year | Tons |\n|---|---|")
+    assert 0 < t["position"] < ex.text.index(P3)
+    urls = {ln["url"]: ln["anchor"] for ln in ex.outlinks}
+    assert urls["https://example.org/more"] == "more about cider" and "http://x.test/" in urls
+    assert not any(u.startswith("mailto") for u in urls)
+    assert [r for _, r in ex.bad_links] == ["invalid_url"]
+
+
+def test_bad_html_never_raises():
+    for html in ["", "   ", "\x00\x00garbage", "<html><body><p>unclosed <b>tags <table><tr><td>x",
+                 '<?xml version="1.0" encoding="ISO-8859-1"?><html><body><p>xml decl</p></body></html>',
+                 "<p>" + "<div>" * 5000 + "deep" + "</div>" * 5000, "\ufffd" * 1000]:
+        ex = extract_page(html, "http://x.test/")
+        assert isinstance(ex.text, str)
+
+
+def test_table_grid_pads_ragged_rows():
+    import lxml.html
+    t = lxml.html.fromstring("<table><tr><td>a</td><td>b</td><td>c</td></tr><tr><td>d</td></tr></table>")
+    assert table_rows(t) == [["a", "b", "c"], ["d", "", ""]]
+    assert to_markdown([["a|b", "c"]]) == "| a\\|b | c |\n|---|---|"
+
+
+def test_render_policy():
+    shell = '<html><body><div id="root"></div><script src="/app.js"></script></body></html>'
+    assert render_reason(shell, "auto") == "app_shell"
+    assert render_reason("<p>" + "words " * 100 + "</p>", "auto") is None
+    assert render_reason("<p>hi</p><script>x()</script>", "auto") == "little_text"
+    assert render_reason("<p>hi</p>", "never") is None and render_reason("<p>hi</p>", "always") == "always"

@@ -1,0 +1,149 @@
+"""Fetching, robots.txt, page directives, charset and address safety against a local server."""
+import time
+
+from crawl_testsite import Route
+
+from crawl.charset import decode_html
+from crawl.fetch import FetchConfig, Fetcher
+from crawl.politeness import HostClock
+from crawl.robots import RobotsCache, parse_robots
+from crawl.robots_meta import robots_flags
+from crawl.safety import AddressPolicy
+
+ROBOTS = """User-agent: CiderBot
+Disallow: /private/
+Allow: /private/open.html
+Disallow: /*.php$
+
+User-agent: CiderBot-Extended
+Disallow: /no-train/
+
+User-agent: *
+Disallow: /
+Crawl-delay: 10
+"""
+
+
+def test_robots_groups_and_optout_token_matched_exactly():
+    r = RobotsCache(Fetcher())
+    r.put(parse_robots("http://h.test", ROBOTS))
+    d = r.decide("http://h.test/en/a.html")
+    assert d.allowed and d.training_allowed
+    assert r.decide("http://h.test/private/x.html").reason == "robots"
+    assert r.decide("http://h.test/private/open.html").allowed
+    assert r.decide("http://h.test/list.php").reason == "robots"
+    assert r.decide("http://h.test/list.php?page=2").allowed
+    opt = r.decide("http://h.test/no-train/essay.html")
+    assert opt.allowed and not opt.training_allowed
+    assert r.crawl_delay("http://h.test/") is None  # our group has none; `*`'s 10 s is not ours
+    # Without an opt-out group, `*` decides training use (not the crawler's own group by prefix).
+    r.put(parse_robots("http://g.test", "User-agent: CiderBot\nAllow: /\n\nUser-agent: *\nDisallow: /\n"))
+    d = r.decide("http://g.test/page.html")
+    assert d.allowed and not d.training_allowed
+
+
+def test_robots_status_semantics(local_site):
+    site500 = local_site({"/robots.txt": Route("oops", 500, "text/plain")})
+    site404 = local_site({})
+    loop = local_site({"/robots.txt": Route("", 302, None, {"Location": "/robots.txt"})})
+    f = Fetcher(FetchConfig(retries=0))
+    r = RobotsCache(f)
+    assert r.decide(site500.url + "/a.html").reason == "robots_unavailable"
+    d = r.decide(site404.url + "/private/a.html")
+    assert d.allowed and d.training_allowed
+    assert r.decide(loop.url + "/a.html").reason == "robots_unavailable"
+    r.decide(site404.url + "/b.html")
+    assert site404.hits.count("/robots.txt") == 1  # cached per origin
+
+
+def test_redirects_are_checked_hop_by_hop_and_loops_stop(local_site):
+    site = local_site({
+        "/start": Route("", 301, None, {"Location": "/hop"}),
+        "/hop": Route("", 302, None, {"Location": "final.html"}),
+        "/final.html": Route("<html><body>arrived</body></html>"),
+        "/loop-a": Route("", 302, None, {"Location": "/loop-b"}),
+        "/loop-b": Route("", 302, None, {"Location": "/loop-a"}),
+        "/to-private": Route("", 302, None, {"Location": "/private/secret.html"}),
+        "/to-file": Route("", 302, None, {"Location": "file:///etc/passwd"}),
+    })
+    f = Fetcher(FetchConfig(retries=0, max_redirects=5))
+    res = f.fetch(site.url + "/start")
+    assert res.ok and res.final_url == site.url + "/final.html" and len(res.redirects) == 2
+    assert "arrived" in res.html
+    assert f.fetch(site.url + "/loop-a").skip == "redirect_loop"
+    deny = lambda u: "robots" if "/private/" in u else None  # noqa: E731
+    res = f.fetch(site.url + "/to-private", allow=deny)
+    assert res.skip == "redirect_robots"
+    assert "/private/secret.html" not in site.hits
+    assert f.fetch(site.url + "/to-file").skip == "bad_redirect"
+    assert Fetcher(FetchConfig(retries=0, max_redirects=1)).fetch(site.url + "/start").skip == "too_many_redirects"
+
+
+def test_limits_types_binary_timeouts_and_retries(local_site):
+    calls = {"n": 0}
+
+    def flaky(_h):
+        calls["n"] += 1
+        return Route("busy", 503, "text/plain", {"Retry-After": "0"}) if calls["n"] < 2 else Route("<p>ok now</p>")
+
+    site = local_site({
+        "/big": Route("<p>" + "x" * 300_000 + "</p>"),
+        "/img": Route(b"\x89PNG\r\n\x1a\n" + bytes(200), 200, "image/png"),
+        "/binary-as-html": Route(bytes(range(256)) * 8),
+        "/slow": Route("<p>late</p>", delay=1.5),
+        "/flaky": flaky,
+        "/gone": Route("no", 404, "text/plain"),
+    })
+    f = Fetcher(FetchConfig(retries=1, backoff=0.01, max_bytes=100_000, read_timeout=0.5))
+    assert f.fetch(site.url + "/big").skip == "too_large"
+    assert f.fetch(site.url + "/img").skip == "wrong_type"
+    assert f.fetch(site.url + "/binary-as-html").skip == "binary_content"
+    t = time.time()
+    res = f.fetch(site.url + "/slow")
+    assert res.skip == "timeout" and time.time() - t < 1.4 * 2 + 0.5
+    res = f.fetch(site.url + "/flaky")
+    assert res.ok and res.attempts == 2 and "ok now" in res.html
+    assert f.fetch(site.url + "/gone").skip == "http_404"
+
+
+def test_charset_detection_order():
+    fr = "Cidre fermier: la pomme, le goût, l'été à Caen — très bien. " * 4
+    assert decode_html(fr.encode("cp1252"), "text/html")[0] == fr  # no label at all: detected
+    ja = "<meta charset='shift_jis'><p>日本のりんご品種のはなし</p>"
+    assert "りんご" in decode_html(ja.encode("shift_jis"), "text/html")[0]  # meta tag
+    assert decode_html(fr.encode("cp1252"), "text/html; charset=iso-8859-1")[0] == fr  # header (WHATWG alias)
+    assert decode_html(b"\xef\xbb\xbf<p>caf\xc3\xa9</p>", "text/html; charset=latin-1")[0] == "<p>café</p>"  # BOM wins
+
+
+def test_page_directives():
+    assert robots_flags('<meta name="robots" content="noindex,follow">', None) == (True, False)
+    assert robots_flags('<META NAME="ROBOTS" CONTENT="NONE">', None) == (True, True)
+    assert robots_flags('<meta name="ciderbot" content="nofollow">', None) == (False, True)
+    assert robots_flags('<meta name="otherbot" content="noindex">', None) == (False, False)
+    assert robots_flags("<p>x</p>", "noindex") == (True, False)
+    assert robots_flags("<p>x</p>", "otherbot: noindex") == (False, False)
+
+
+def test_private_addresses_refused_unless_allowed():
+    p = AddressPolicy(allow_private=False)
+    for u in ["http://127.0.0.1/", "http://localhost:8080/", "http://10.1.2.3/", "http://169.254.169.254/meta",
+              "http://[::1]/", "http://192.168.0.1/"]:
+        assert p.check(u) == "private_address", u
+    assert p.check("file:///etc/passwd") == "bad_scheme"
+    assert AddressPolicy(allow_private=True).check("http://127.0.0.1/") is None
+
+
+def test_host_clock_backs_off_and_recovers():
+    now = [0.0]
+    slept = []
+    c = HostClock(0.5, crawl_delay=3.0, honour_crawl_delay=True, clock=lambda: now[0], sleep=slept.append)
+    assert c.base == 3.0
+    c.done(503, 10, retry_after=8)
+    assert c.delay == 8
+    c.wait()
+    assert slept == [8]
+    now[0] = 100
+    c.done(200, 10)
+    assert c.delay == 4
+    assert HostClock(0.5, crawl_delay=30, max_crawl_delay=10).base == 10
+    assert HostClock(0.5, crawl_delay=30, honour_crawl_delay=False).base == 0.5
