@@ -70,6 +70,14 @@ def normalise_grid(rows, limits: TableLimits | None = None) -> tuple[list[list[s
         grid = [[c if len(c) <= lim.max_cell_chars else c[:lim.max_cell_chars - 1] + "…" for c in r] for r in grid]
     if sum(1 for r in grid[1:] for c in r if c) < 2:
         return None, "mostly_empty", notes
+    head, seen = [], {}
+    for j, c in enumerate(grid[0]):  # QA names columns by header: make headers present and unique
+        name = c or f"column {j + 1}"
+        seen[name] = seen.get(name, 0) + 1
+        head.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    if head != grid[0]:
+        notes["renamed_headers"] = sum(a != b for a, b in zip(head, grid[0]))
+        grid = [head] + grid[1:]
     return grid, None, notes
 
 
