@@ -198,9 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
         rel = path.lstrip("/")
         if rel == "" or rel.endswith("/"):
             rel += "index.html"
-        target = (site.site_dir / rel).resolve()
-        if (site.site_dir not in target.parents or not target.is_file()
-                or target.name in HIDDEN_FILES):
+        try:
+            target = (site.site_dir / rel).resolve()
+            found = site.site_dir in target.parents and target.is_file() and target.name not in HIDDEN_FILES
+        except (OSError, ValueError):  # name too long, NUL byte, ...
+            found = False
+        if not found:
             self._not_found(head)
             return
         key = "/" + target.relative_to(site.site_dir).as_posix()

@@ -72,10 +72,6 @@ def robots_pages(print_source: Page) -> list[Page]:
             "The orchard will be closed to visitors on the first weekend of December for tree surgery.",
             "Thank you for your patience while we look after the oldest trees."],
             categories=["robots_allow_exception"], notes="Allow overrides Disallow: /private/ for CiderBot only"),
-        _page("/archive/list.php", "Archive", [
-            "The archive lists every issue of the Gazette since 2009, ten issues per page.",
-            "Use the page links to move through the older issues."],
-            categories=["robots_wildcard_dollar"], notes="Disallow: /*.php$ matches; ?page=2 does not"),
         _page("/no-train/essay.html", "Why we still prune by hand", [
             "Every winter someone asks why we do not use machines to prune our trees, and every winter we give the same answer.",
             "A standard apple tree is shaped over decades. Each cut decides where the tree will put its energy for the next few years, and a careless cut on an old limb invites rot that may take a decade to show. Machines cut by height and width; people cut by looking at each branch.",
@@ -83,6 +79,16 @@ def robots_pages(print_source: Page) -> list[Page]:
             "The author of this essay asked that it not be used to train machine learning models, which is why it sits in a folder that our robots.txt marks for the training opt-out agent."],
             categories=["prose", "training_opt_out"], author="Hannah Vogel", date="2024-01-20"),
     ]
+    archive = _page("/archive/list.php", "Archive", [
+        "The archive lists every issue of the Gazette since 2009, ten issues per page.",
+        "Use the page links to move through the older issues."],
+        categories=["robots_wildcard_dollar"], notes="Disallow: /*.php$ matches; ?page=2 does not")
+    archive.body += '\n<p><a href="/archive/list.php?page=2">Older issues</a></p>'
+    page2 = Page(**{**archive.__dict__, "categories": ["robots_wildcard_dollar", "query_string"],
+                    "in_sitemap": False, "extra": {"same_file_as": "/archive/list.php"},
+                    "notes": "same file as /archive/list.php; Disallow: /*.php$ does not match with a query"})
+    page2.path = "/archive/list.php?page=2"
+    pages += [archive, page2]
     # a print version of an article (Disallow: /*/print/ for CiderBot)
     pr = Page(path="/en/print/cider-history.html", title=print_source.title, body=print_source.body,
               paragraphs=list(print_source.paragraphs), author=print_source.author, date=print_source.date,
@@ -160,7 +166,8 @@ def route_pages() -> list[Page]:
             ("/redirect/hop-2.html", 307, "redirect", {"location": "final.html", "final": "/redirect/final.html"}),
             ("/loop/a.html", 302, "redirect", {"location": "/loop/b.html", "final": None, "loop": True}),
             ("/loop/b.html", 302, "redirect", {"location": "/loop/a.html", "final": None, "loop": True})]:
-        pages.append(Page(path=path, title="", kind=kind, status=status, dynamic=True, hub=None,
+        pages.append(Page(path=path, title="", kind=kind, status=status, dynamic=True,
+                          hub="/" if path in ("/redirect/start.html", "/loop/a.html") else None,
                           categories=["redirect_loop" if extra.get("loop") else "redirect_chain"],
                           quality="none", extra=extra, in_sitemap=False))
     pages.append(Page(path="/slow.html", title="Slow page", dynamic=True, categories=["slow"], quality="none",
@@ -216,17 +223,19 @@ def legacy_pages() -> list[Page]:
     ]
 
 
-def login_page() -> Page:
+def login_pages() -> list[Page]:
     body = ('<p>Members can sign in to see their order history and volunteer shifts.</p>\n'
             '<form class="login" action="/account/login.html" method="post">\n'
             '<label>Email <input type="email" name="email" autocomplete="username"></label>\n'
             '<label>Password <input type="password" name="password" autocomplete="current-password"></label>\n'
             '<button type="submit">Sign in</button>\n</form>\n'
             '<p><a href="/account/reset.html">Forgot your password?</a></p>')
-    return Page(path="/account/login.html", title="Sign in", body=body,
+    return [Page(path="/account/login.html", title="Sign in", body=body,
                 paragraphs=["Members can sign in to see their order history and volunteer shifts."],
                 categories=["login_form"], quality="none",
-                notes="a password form; POST answers 403; /account/reset.html is a 404")
+                notes="a password form; POST answers 403; /account/reset.html is a 404"),
+            Page(path="/account/reset.html", title="", dynamic=True, status=404, categories=["not_found"],
+                 quality="none", in_sitemap=False, hub=None)]
 
 
 MALFORMED = """<!DOCTYPE html>
@@ -267,6 +276,8 @@ def bad_pages() -> list[Page]:
              paragraphs=["This page links to addresses that a crawler must skip or handle without crashing."],
              categories=["invalid_links", "non_html_link"], quality="none",
              extra={"invalid_links": invalid}),
+        Page(path="/" + "a" * 5000, title="", dynamic=True, status=404, categories=["not_found", "long_url"],
+             quality="none", in_sitemap=False, hub=None, notes="a 5001-character path linked from /bad/invalid-links.html"),
     ]
 
 

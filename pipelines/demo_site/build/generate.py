@@ -143,7 +143,7 @@ def collect(images: dict[str, dict]) -> tuple[list[Page], dict]:
     pages += text_cases.pii_pages() + text_cases.quality_pages()
     pages += crawl_cases.robots_pages(by_path["/en/cider-history.html"])
     pages += crawl_cases.meta_pages() + crawl_cases.route_pages() + crawl_cases.legacy_pages()
-    pages += [crawl_cases.login_page()] + crawl_cases.bad_pages() + crawl_cases.js_pages()
+    pages += crawl_cases.login_pages() + crawl_cases.bad_pages() + crawl_cases.js_pages()
     glossary = by_path.get("/en/cider-glossary.html")
     if glossary:
         glossary.exact_dup_group = "exact-glossary"
@@ -251,7 +251,9 @@ def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
     serve: dict[str, dict] = {}
     for p in pages:
         body = p.render() if not p.dynamic else b""
-        if not p.dynamic and "?" not in p.path:
+        if "?" in p.path:  # served from the file of the path without the query
+            assert body == file_for(p.path, site).read_bytes(), p.path
+        elif not p.dynamic:
             f = file_for(p.path, site)
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_bytes(body)
@@ -268,16 +270,6 @@ def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
         e["internal_links"] = sorted({t for t in (resolve(p.path, h) for h in links) if t})
         e["resources"] = sorted({t for t in (resolve(p.path, h) for h in resources) if t})
         entries[p.path] = e
-        if p.path == "/archive/list.php":  # same file, query string escapes the $ rule
-            alias = json.loads(json.dumps(e))
-            alias["robots"] = crawl_cases.robots_labels("/archive/list.php?page=2")
-            alias["categories"] = ["robots_wildcard_dollar", "query_string"]
-            alias["notes"] = "same file as /archive/list.php; Disallow: /*.php$ does not match with a query"
-            alias["in_sitemap"] = False
-            entries["/archive/list.php?page=2"] = alias
-            e["links"].append("/archive/list.php?page=2")
-            e["internal_links"].append("/archive/list.php?page=2")
-
     # images, files and the site's own plumbing files
     for path, meta in images.items():
         status = meta.pop("status", 200)

@@ -17,6 +17,7 @@
 <h1>Archive</h1>
 <p>The archive lists every issue of the Gazette since 2009, ten issues per page.</p>
 <p>Use the page links to move through the older issues.</p>
+<p><a href="/archive/list.php?page=2">Older issues</a></p>
 </article>
 </main>
 <aside class="sidebar">
