@@ -1,0 +1,47 @@
+"""Which pairs a CLIP score keeps: a fixed cosine threshold, or the top p% of all candidates
+(DataComp's "CLIP score top 30%"), decided globally so the result does not depend on sharding.
+
+Ties at the cut are all kept; NaN scores (undecodable images) are never kept.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+from corpus.errors import ConfigError
+
+R_LOW_CLIP = "clip_low_score"
+
+
+@dataclass(frozen=True)
+class ClipSelectConfig:
+    threshold: float | None = 0.2      # keep pairs with cosine >= threshold (None: no threshold)
+    top_percent: float | None = None   # keep the best p% of candidates (applied after the threshold)
+
+    def __post_init__(self) -> None:
+        if self.top_percent is not None and not 0 < self.top_percent <= 100:
+            raise ConfigError(f"--clip-top-percent must be in (0, 100], got {self.top_percent}")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def cutoff(scores: Iterable[float], cfg: ClipSelectConfig) -> float:
+    """The smallest score that is kept (-inf keeps everything that is not NaN)."""
+    cut = -math.inf if cfg.threshold is None else float(cfg.threshold)
+    if cfg.top_percent is not None:
+        vals = sorted((s for s in scores if s is not None and not math.isnan(s) and s >= cut), reverse=True)
+        if vals:
+            k = max(1, math.ceil(len(vals) * cfg.top_percent / 100.0))
+            cut = max(cut, vals[k - 1])
+    return cut
+
+
+def clip_reason(score: float | None, cut: float) -> str | None:
+    if score is None or math.isnan(score) or score < cut:
+        return R_LOW_CLIP
+    return None
+
+
+__all__ = ["ClipSelectConfig", "cutoff", "clip_reason", "R_LOW_CLIP"]
