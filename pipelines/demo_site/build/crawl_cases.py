@@ -239,7 +239,7 @@ def login_pages() -> list[Page]:
 
 
 MALFORMED = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Broken markup
+<html lang="en"><head><meta charset="utf-8"><title>Broken markup</title>
 <body>
 <div class="main"><p>Despite the broken markup, this sentence about pear blossom should survive extraction.
 <p>Unclosed <b>bold <i>and italic text runs on<div><span>
@@ -286,7 +286,7 @@ SHELL = """<!DOCTYPE html>
 <html lang="{lang}">
 <head>
 <meta charset="utf-8">
-<title>Cider Mill Gazette</title>
+<title>{title}</title>
 <link rel="stylesheet" href="/static/site.css">
 </head>
 <body>
@@ -338,15 +338,15 @@ LAZY = {"title": None, "paragraphs": [
 
 
 def js_pages() -> list[Page]:
-    shell = SHELL.format(lang="en", static='<p class="loading">Loading&hellip;</p>',
+    shell = SHELL.format(lang="en", title="Cider Mill Gazette", static='<p class="loading">Loading&hellip;</p>',
                          script=f'cmRender(cmDecode("{_b64json(APP_SHELL)}"));')
-    fetch = SHELL.format(lang="de", static='<p class="loading">Wird geladen&hellip;</p>',
+    fetch = SHELL.format(lang="de", title="Cider Mill Gazette", static='<p class="loading">Wird geladen&hellip;</p>',
                          script="fetch('/js/data/article.json').then(function (r) { return r.json(); })"
                                 ".then(function (d) { cmRender(d); });")
     lazy_static = (f'<article><h1>Frost Nights in the Orchard</h1><p>{esc(LAZY_STATIC)}</p></article>'
                    '<div class="spacer" style="height: 3000px">Scroll down to keep reading.</div>'
                    '<div id="sentinel"></div>')
-    lazy = SHELL.format(lang="en", static=lazy_static, script=(
+    lazy = SHELL.format(lang="en", title="Frost Nights in the Orchard | Cider Mill Gazette", static=lazy_static, script=(
         f'var cmLazy = "{_b64json(LAZY)}", cmDone = false;\n'
         "function cmMore() { if (cmDone) return; cmDone = true; cmRender(cmDecode(cmLazy), true); }\n"
         "new IntersectionObserver(function (es) { if (es.some(function (e) { return e.isIntersecting; })) cmMore(); })"
@@ -356,12 +356,13 @@ def js_pages() -> list[Page]:
         Page(path="/js/app-shell.html", title=APP_SHELL["title"], lang="en", document=shell, js="inline",
              paragraphs=APP_SHELL["paragraphs"], categories=["js_rendered", "prose"],
              expected_snippets=[], js_only_snippets=[APP_SHELL["paragraphs"][0][:90], APP_SHELL["paragraphs"][-1][:80]],
-             extra={"static_text": ["Loading…"]},
+             extra={"static_text": ["Loading…"], "static_title": "Cider Mill Gazette"},
              notes="static HTML is an empty shell; an inline script decodes base64 JSON and inserts the article"),
         Page(path="/js/fetch-article.html", title=FETCHED["title"], lang="de", document=fetch, js="fetch",
              paragraphs=FETCHED["paragraphs"], categories=["js_rendered", "prose"], expected_snippets=[],
              js_only_snippets=[FETCHED["paragraphs"][0][:80], FETCHED["paragraphs"][-1][:80]],
-             extra={"fetches": ["/js/data/article.json"], "static_text": ["Wird geladen…"]},
+             extra={"fetches": ["/js/data/article.json"], "static_text": ["Wird geladen…"],
+                    "static_title": "Cider Mill Gazette"},
              notes="the article is fetched from /js/data/article.json after load"),
         Page(path="/js/lazy-scroll.html", title="Frost Nights in the Orchard", lang="en", document=lazy, js="scroll",
              paragraphs=[LAZY_STATIC] + LAZY["paragraphs"], categories=["js_rendered", "lazy_loaded", "prose"],
