@@ -168,6 +168,7 @@ def entry_for(p: Page, body: bytes) -> dict:
         "status": p.status,
         "content_type": ctype if p.status == 200 else None,
         "lang": p.lang if p.paragraphs or p.js_only_snippets else None,
+        "html_lang": p.html_lang or p.lang,
         "title": p.title or None,
         "categories": p.categories,
         "quality": p.quality,

@@ -80,6 +80,7 @@ class Page:
     unsafe_words: list[str] = field(default_factory=list)
     in_sitemap: bool = True
     hub: str | None = "/"             # the hub page that lists it (None: linked elsewhere or not at all)
+    html_lang: str | None = None      # <html lang> when it differs from the real language
     kind: str = "html"                # html | redirect
     dynamic: bool = False             # served by server.py, not written to site/
     notes: str = ""
@@ -121,7 +122,7 @@ class Page:
         nav = " ".join(f'<a href="{h}">{t}</a>' for h, t in NAV)
         popular = "".join(f'<li><a href="{h}">{esc(t)}</a></li>' for h, t in POPULAR)
         doc = f"""<!DOCTYPE html>
-<html lang="{self.lang or 'en'}">
+<html lang="{self.html_lang or self.lang or 'en'}">
 <head>
 {self.head_html()}</head>
 <body>

@@ -266,6 +266,24 @@ def quality_pages() -> list[Page]:
                        unsafe_words=["damn", "crap", "Bloody hell", "pissed off", "shit"],
                        author="anonymous", date="2024-02-29"))
 
+    wrong = [
+        "Las abejas son imprescindibles para la polinización de los manzanos, porque la mayoría de las variedades no pueden fecundarse con su propio polen.",
+        "Por eso muchos agricultores colocan colmenas en sus fincas durante la floración, que dura apenas dos semanas. Un manzano en flor atrae a miles de abejas en un solo día soleado, y cada una de ellas visita cientos de flores.",
+        "Sin embargo, las abejas silvestres también cumplen un papel importante, sobre todo cuando hace frío o llueve y las abejas de la miel se quedan en la colmena. Los abejorros, por ejemplo, vuelan con temperaturas mucho más bajas.",
+        "Conservar setos, flores silvestres y rincones sin labrar alrededor del huerto ayuda a que estas especies encuentren alimento y refugio durante todo el año.",
+    ]
+    pages.append(_page("/misc/wrong-lang-attribute.html", "Abejas y manzanos", wrong, lang="es", html_lang="en",
+                       categories=["prose", "wrong_lang_attribute"], author="Marta Gil", date="2024-04-03",
+                       notes="<html lang=\"en\"> but the text is Spanish"))
+    mixed = [("en", "Our twinning association links three orchard villages in England, France and Germany, and this page greets visitors in all three languages."),
+             ("fr", "Notre association de jumelage relie trois villages de vergers en Angleterre, en France et en Allemagne, et chaque automne nous organisons ensemble une grande fête du cidre."),
+             ("de", "Unser Partnerschaftsverein verbindet drei Obstdörfer in England, Frankreich und Deutschland, und jedes Jahr besuchen sich die Familien gegenseitig zur Apfelernte."),
+             ("en", "Everyone is welcome, whichever language you speak and however little you know about apples.")]
+    pg = _page("/misc/mixed-languages.html", "Twinning: three villages, three languages", [t for _, t in mixed],
+               lang="mul", html_lang="en", categories=["prose", "mixed_languages"], author="The editors", date="2024-09-01")
+    pg.extra["paragraph_langs"] = [lang for lang, _ in mixed]
+    pages.append(pg)
+
     ep = EVAL_PASSAGES[0]
     paras = [
         "Our pub quiz on Friday had a local history round, and one passage caught everybody out.",
