@@ -37,7 +37,7 @@ PAGE_COLUMNS = [("title", pa.string()), ("final_url", pa.string()), ("host", pa.
                 ("status", pa.int32()), ("fetched_at", pa.string()), ("content_type", pa.string()),
                 ("canonical_url", pa.string()), ("author", pa.string()), ("date", pa.string()),
                 ("language_hint", pa.string()), ("rendered", pa.bool_()), ("source", pa.string())]
-PAGE_READ_COLUMNS = ["id", "url", "text", "training_allowed", "robots_noindex"] + [n for n, _ in PAGE_COLUMNS]
+PAGE_READ_COLUMNS = ["id", "url", "text", "training_allowed", "robots_noindex", "tables"] + [n for n, _ in PAGE_COLUMNS]
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -160,6 +160,9 @@ class TextChain:
             row["drop_stage"], row["drop_reason"] = "input", san.reason
             return row
         doc = Doc(id=row["id"], text=san.text or "", url=page.get("final_url") or page.get("url"))
+        tables = page.get("tables")
+        if isinstance(tables, list) and tables:
+            doc.meta["tables_text"] = "\n".join(t.get("markdown") or "" for t in tables if isinstance(t, dict))
         for name in self.stage_names:
             f = self.filters.get(name)
             if f is None:

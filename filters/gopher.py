@@ -2,13 +2,15 @@
 
 Scores: word count, mean word length, symbol-to-word ratio (# and ellipses), share of lines that
 start with a bullet / end with an ellipsis, share of words with a letter, and stop-word count.
-Mean word length is not judged for CJK languages (their words are single characters).
+Mean word length is not judged for CJK languages (their words are single characters) nor Korean.
 """
 from __future__ import annotations
 
 from filters.base import Doc, TextFilter
 from filters.stopwords import STOP_WORDS
 from filters.words import is_cjk_language
+
+NO_WORD_LENGTH_LANGS = {"ko"}  # besides CJK: Hangul words (syllable blocks) are short by nature
 
 _BULLETS = ("•", "●", "○", "▪", "◦", "‣", "⁃", "-", "*", "·", "➤", "►", "✓")
 
@@ -64,7 +66,8 @@ class GopherQuality(TextFilter):
             return False, "gopher:too_few_words"
         if s["gopher_words"] > self.max_words:
             return False, "gopher:too_many_words"
-        if not (doc is not None and is_cjk_language(doc.language)):
+        lang = (doc.language or "").split("-")[0] if doc is not None else ""
+        if not (is_cjk_language(lang) or lang in NO_WORD_LENGTH_LANGS):
             if s["gopher_mean_word_len"] < self.min_mean_word_len:
                 return False, "gopher:short_words"
             if s["gopher_mean_word_len"] > self.max_mean_word_len:

@@ -49,17 +49,20 @@ def predict(model, text: str, k: int = 1) -> list[tuple[str, float]]:
 class LanguageId(TextFilter):
     """Keeps documents whose top language is in `languages` with confidence >= `min_score`."""
     name = "langid"
-    score_ranges = {"language_score": (0.0, 1.0), "language_mixed": (0.0, 1.0)}
-    OPTIONS = {"languages", "min_score", "model", "max_chars", "min_paragraph_chars", "max_paragraphs"}
+    score_ranges = {"language_score": (0.0, 1.0), "language_mixed": (0.0, 1.0), "language_kept_share": (0.0, 1.0)}
+    OPTIONS = {"languages", "min_score", "model", "max_chars", "min_paragraph_chars", "max_paragraphs",
+               "min_mixed_kept_share"}
 
-    def __init__(self, languages=DEFAULT_LANGUAGES, min_score: float = 0.65, model: str | None = None,
-                 max_chars: int = 20000, min_paragraph_chars: int = 40, max_paragraphs: int = 64):
+    def __init__(self, languages=DEFAULT_LANGUAGES, min_score: float = 0.5, model: str | None = None,
+                 max_chars: int = 20000, min_paragraph_chars: int = 40, max_paragraphs: int = 64,
+                 min_mixed_kept_share: float = 0.8):
         self.languages = frozenset(languages) if languages else None
         self.min_score = float(min_score)
         self.model_path = model or lid_model_path()
         self.max_chars = int(max_chars)
         self.min_paragraph_chars = int(min_paragraph_chars)
         self.max_paragraphs = int(max_paragraphs)
+        self.min_mixed_kept_share = float(min_mixed_kept_share)
         self._model = None
 
     @classmethod
@@ -94,11 +97,23 @@ class LanguageId(TextFilter):
         total = sum(n for _, n in paras)
         other = sum(n for lab, n in paras if lab != lang)
         doc.meta["paragraph_languages"] = [lab for lab, _ in paras]
-        return {"language_score": conf, "language_mixed": (other / total) if total else 0.0}
+        kept = sum(n for lab, n in paras if self.languages is None or lab in self.languages)
+        share = kept / total if total else 0.0
+        if conf < self.min_score and len(paras) >= 2:
+            # a mixed-language page: the document label is unsure, the paragraphs are not
+            by_lang: dict[str, int] = {}
+            for lab, n in paras:
+                by_lang[lab] = by_lang.get(lab, 0) + n
+            doc.language = max(sorted(by_lang), key=lambda k: by_lang[k])
+            other = sum(n for lab, n in paras if lab != doc.language)
+        return {"language_score": conf, "language_mixed": (other / total) if total else 0.0,
+                "language_kept_share": share if paras else (1.0 if lang in (self.languages or {lang}) else 0.0)}
 
     def decide(self, scores: dict[str, float], doc: Doc | None = None) -> tuple[bool, str | None]:
+        if scores["language_score"] < self.min_score:
+            # mixed-language pages whose paragraphs are (almost) all in kept languages stay
+            if not (scores.get("language_mixed", 0) > 0 and scores.get("language_kept_share", 0) >= self.min_mixed_kept_share):
+                return False, "langid:low_confidence"
         if doc is not None and self.languages is not None and doc.language not in self.languages:
             return False, "langid:language_not_kept"
-        if scores["language_score"] < self.min_score:
-            return False, "langid:low_confidence"
         return True, None

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 
 from filters.base import Doc, TextFilter
+from filters.words import split_words
 
 PLACEHOLDERS = {"email": "<EMAIL>", "phone": "<PHONE>", "ipv4": "<IP_ADDRESS>", "ipv6": "<IP_ADDRESS>",
                 "credit_card": "<CREDIT_CARD>", "ssn": "<SSN>", "iban": "<IBAN>"}
@@ -23,8 +24,12 @@ CARD_RE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
 SSN_RE = re.compile(r"(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])")
 IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 IPV6_RE = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
-PHONE_RE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}(?![\w])")
+PHONE_RE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]\d{1,4}){1,5}"
+                      r"|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4}"
+                      r"|0[1-9]\d{0,3}(?:[ .-]\d{2,4}){2,4})(?![\w])")
 
+_DIGIT_RUN_BEFORE = re.compile(r"[0-9A-Z][ .-]$")
+_DIGIT_RUN_AFTER = re.compile(r"[ .-][0-9]")
 _VERSION_CTX = re.compile(r"(?i)(\b(v|ver|version|versions|release|rel|kernel|python|gcc|firmware|build|"
                           r"upgrade|upgraded|update|updated|changelog|package|policy|standards|bump|bumped|since)\b[^\n]{0,12}$|[(v]$|[a-z]-$)")
 _IP_CTX = re.compile(r"(?i)\b(ip|ips|ipv4|ipv6|address|addr|host|hosts|server|client|connect|"
@@ -91,13 +96,13 @@ def ipv6_ok(s: str) -> bool:
 
 
 def phone_ok(s: str) -> bool:
+    """International (+CC ...) 8-15 digits; NANP (555) 123-4567 / 555-123-4567; national 0xx ... 9-11 digits."""
     digits = sum(c.isdigit() for c in s)
     if s.startswith("+"):
         return 8 <= digits <= 15
-    if not (10 <= digits <= 13):
-        return False
-    seps = set(re.findall(r"[ .-]", s))
-    return len(seps) <= 1 or "(" in s  # mixed separators are usually not a phone number
+    if s.startswith("0"):
+        return 9 <= digits <= 11
+    return digits == 10
 
 
 def find_pii(text: str) -> list[tuple[int, int, str]]:
@@ -136,6 +141,10 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
                 if ipv6_ok(m.group(0)):
                     add(m.start(), m.end(), "ipv6")
         for m in PHONE_RE.finditer(text):
+            # part of a longer run of digit groups (an account number, an invalid IBAN): not a phone
+            if _DIGIT_RUN_BEFORE.search(text, max(0, m.start() - 2), m.start()) or \
+                    _DIGIT_RUN_AFTER.match(text, m.end()):
+                continue
             if phone_ok(m.group(0)):
                 add(m.start(), m.end(), "phone")
     return sorted(spans)
@@ -161,27 +170,33 @@ def scrub(text: str, types: set[str] | None = None) -> tuple[str, Counter]:
 class PiiScrubber(TextFilter):
     """Cleaner: scrubs PII in place; drops pages whose PII density says they aggregate personal data."""
     name = "pii"
-    score_ranges = {"pii_count": (0.0, 50.0), "pii_density": (0.0, 0.2)}
+    score_ranges = {"pii_count": (0.0, 50.0), "pii_table_count": (0.0, 50.0), "pii_density": (0.0, 0.2)}
     OPTIONS = {"types", "max_density", "min_count_to_drop"}
 
-    def __init__(self, types: list[str] | None = None, max_density: float = 0.03, min_count_to_drop: int = 5):
+    def __init__(self, types: list[str] | None = None, max_density: float = 0.08, min_count_to_drop: int = 5):
         self.types = set(types) if types else None
         self.max_density = float(max_density)
         self.min_count_to_drop = int(min_count_to_drop)
 
     def clean(self, doc: Doc) -> None:
-        n_words = max(len(doc.words), 1)
+        n_words = len(doc.words)
         text, counts = scrub(doc.text, self.types)
         doc.meta["pii_counts"] = counts
-        doc.meta["pii_words"] = n_words
+        # tables (a page's table cells, e.g. a people directory) count toward density, not scrubbed here
+        tables = doc.meta.get("tables_text") or ""
+        in_tables = [k for _, _, k in find_pii(tables) if self.types is None or k in self.types] if tables else []
+        doc.meta["pii_table_count"] = len(in_tables)
+        doc.meta["pii_words"] = n_words + (len(split_words(tables)) if tables else 0)
         doc.set_text(text)
 
     def score(self, doc: Doc) -> dict[str, float]:
         counts = doc.meta.get("pii_counts") or Counter()
         total = sum(counts.values())
-        return {"pii_count": float(total), "pii_density": total / max(doc.meta.get("pii_words", 1), 1)}
+        in_tables = doc.meta.get("pii_table_count", 0)
+        return {"pii_count": float(total), "pii_table_count": float(in_tables),
+                "pii_density": (total + in_tables) / max(doc.meta.get("pii_words", 1), 1)}
 
     def decide(self, s: dict[str, float], doc: Doc | None = None) -> tuple[bool, str | None]:
-        if s["pii_count"] >= self.min_count_to_drop and s["pii_density"] > self.max_density:
+        if s["pii_count"] + s.get("pii_table_count", 0.0) >= self.min_count_to_drop and s["pii_density"] > self.max_density:
             return False, "pii:dense_personal_data"
         return True, None

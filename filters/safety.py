@@ -42,8 +42,8 @@ def host_blocked(url: str | None, blocked: frozenset[str]) -> bool:
 
 class Safety(TextFilter):
     name = "safety"
-    score_ranges = {"unsafe_words": (0.0, 50.0), "unsafe_density": (0.0, 0.1), "unsafe_domain": (0.0, 1.0),
-                    "unsafe_classifier": (0.0, 1.0)}
+    RANGES = {"unsafe_words": (0.0, 50.0), "unsafe_density": (0.0, 0.1), "unsafe_domain": (0.0, 1.0),
+              "unsafe_classifier": (0.0, 1.0)}
     OPTIONS = {"wordlists", "max_density", "min_hits", "blocked_domains", "blocked_domains_file",
                "classifier", "classifier_threshold"}
 
@@ -76,7 +76,7 @@ class Safety(TextFilter):
 
     @property
     def score_ranges(self) -> dict[str, tuple[float, float]]:  # type: ignore[override]
-        r = dict(type(self).score_ranges)
+        r = dict(self.RANGES)
         if self._classifier is None:
             r.pop("unsafe_classifier")
         return r

@@ -1,0 +1,41 @@
+"""`cidermill text`: pages dataset -> filtered, scrubbed, deduplicated documents dataset + report."""
+from __future__ import annotations
+
+HELP = "filter a pages dataset into a documents corpus (langid, heuristics, quality model, PII, safety, decontam, dedup)"
+DESCRIPTION = ("Run the text curation pipeline on a pages dataset (from `cidermill crawl`). Stages, order and "
+               "thresholds come from --config (defaults: filters/configs/text.yaml). Writes the kept documents "
+               "to --out (with out/report/), and every dropped row with all its scores and a drop reason to "
+               "OUT.rejected/ (or --rejected DIR; --no-rejected to skip), so thresholds can be re-applied "
+               "without re-running.")
+BEAM = True
+
+
+def configure(p) -> None:
+    p.add_argument("--in", dest="pages", required=True, metavar="PAGES", help="pages dataset directory")
+    p.add_argument("--out", required=True, metavar="CORPUS", help="output documents dataset directory")
+    p.add_argument("--config", metavar="FILE", help="YAML config merged over the defaults")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--rejected", metavar="DIR", help="where dropped rows go (default from config: OUT.rejected)")
+    g.add_argument("--no-rejected", action="store_true", help="do not write dropped rows (report samples only)")
+    p.add_argument("--overwrite", action="store_true", help="replace a different dataset already in --out")
+
+
+def run(args, beam_args) -> int:
+    import json
+    import logging
+    import sys
+    import time
+
+    from pipelines.text_pipeline import run_text
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    rejected = None if args.no_rejected else (args.rejected or "")
+    t0 = time.time()
+    print(f"text: reading {args.pages}", file=sys.stderr, flush=True)
+    s = run_text(args.pages, args.out, args.config, beam_args, rejected_dir=rejected, overwrite=args.overwrite)
+    print(f"text: {s['rows_in']} pages -> {s['kept']} documents in {time.time() - t0:.1f}s", file=sys.stderr)
+    for name, f in s["funnel"].items():
+        print(f"  {name:<11} in {f['in']:>8}  kept {f['kept']:>8}", file=sys.stderr)
+    print(json.dumps({"out": s["out_dir"], "rejected": s["rejected_dir"], "kept": s["kept"],
+                      "rows_in": s["rows_in"], "dropped": s["dropped"]}))
+    return 0
