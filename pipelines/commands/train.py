@@ -1,0 +1,42 @@
+"""`cidermill train --config FILE`: train a model on token shards (resumes from the latest checkpoint)."""
+from __future__ import annotations
+
+HELP = "train a model preset on token shards (AdamW, schedule, eval, checkpoints, resume, distillation)"
+BEAM = False
+
+
+def configure(p):
+    p.add_argument("--config", required=True, help="train config (YAML/JSON); see training/train_config.py")
+    p.add_argument("--out", help="run directory (overrides train.out)")
+    p.add_argument("--steps", type=int, help="total steps (overrides train.steps)")
+    p.add_argument("--teacher", help="distil from this checkpoint directory (overrides distill.teacher)")
+    p.add_argument("--no-resume", action="store_true", help="start fresh even if the run has checkpoints")
+    p.add_argument("--stop-after", type=int, help="stop after this step (to test resuming)")
+
+
+def run(args, beam_args) -> int:
+    from tqdm import tqdm
+    from training.train_config import load_config
+    from training.trainer import Trainer
+
+    cfg = load_config(args.config)
+    if args.out:
+        cfg.train.out = args.out
+    if args.steps:
+        cfg.train.steps = args.steps
+    if args.teacher:
+        cfg.distill.teacher = args.teacher
+    bar = tqdm(total=cfg.train.steps, desc="train", unit="step", mininterval=2)
+
+    def progress(rec):
+        bar.n = rec["step"]
+        bar.set_postfix(loss=f"{rec['loss']:.3f}", **({"eval": f"{rec['eval_loss']:.3f}"} if "eval_loss" in rec else {}))
+        bar.refresh()
+
+    res = Trainer(cfg, resume=not args.no_resume, progress=progress, stop_after=args.stop_after).run()
+    bar.close()
+    if res["resumed_from"]:
+        print(f"resumed from step {res['resumed_from']}")
+    print(f"trained {res['steps']} steps ({res['params']:,} parameters); final loss {res['final_loss']}; "
+          f"checkpoint {res['checkpoint']}; log {cfg.train.out}/log.jsonl")
+    return 0

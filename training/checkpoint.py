@@ -1,0 +1,122 @@
+"""Checkpoints: model weights in safetensors, optimiser/RNG in a weights-only torch file, the
+loader state and configs in JSON. Written to a temporary directory and renamed: a checkpoint
+either exists whole or not at all. Loading never unpickles code (`weights_only=True`).
+
+Layout: RUN/checkpoints/step-00000100/{model.safetensors, trainer.pt, state.json, model_config.json}
+and RUN/checkpoints/latest (the name of the newest complete one).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from typing import Any
+
+import torch
+
+from corpus.errors import CidermillError
+
+MODEL_FILE = "model.safetensors"
+TRAINER_FILE = "trainer.pt"
+STATE_FILE = "state.json"
+CONFIG_FILE = "model_config.json"
+
+
+def ckpt_root(run_dir: str) -> str:
+    return os.path.join(run_dir, "checkpoints")
+
+
+def save_model_weights(model: torch.nn.Module, directory: str) -> None:
+    from safetensors.torch import save_model
+    os.makedirs(directory, exist_ok=True)
+    save_model(model, os.path.join(directory, MODEL_FILE))
+    with open(os.path.join(directory, CONFIG_FILE), "w") as f:
+        json.dump(model.config.to_dict(), f, indent=1)
+
+
+def save_checkpoint(run_dir: str, step: int, model, optimizer, loader_state: dict, extra: dict,
+                    keep: int = 2) -> str:
+    root = ckpt_root(run_dir)
+    os.makedirs(root, exist_ok=True)
+    name = f"step-{step:08d}"
+    final = os.path.join(root, name)
+    tmp = os.path.join(root, f".{name}.tmp-{uuid.uuid4().hex[:8]}")
+    save_model_weights(model, tmp)
+    torch.save({"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []},
+               os.path.join(tmp, TRAINER_FILE))
+    with open(os.path.join(tmp, STATE_FILE), "w") as f:
+        json.dump({"step": step, "loader": loader_state, **extra}, f, indent=1)
+    if os.path.exists(final):
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    latest_tmp = os.path.join(root, f".latest.tmp-{uuid.uuid4().hex[:8]}")
+    with open(latest_tmp, "w") as f:
+        f.write(name)
+    os.replace(latest_tmp, os.path.join(root, "latest"))
+    olds = sorted(d for d in os.listdir(root) if d.startswith("step-"))
+    for d in olds[:-keep]:
+        shutil.rmtree(os.path.join(root, d), ignore_errors=True)
+    return final
+
+
+def latest_checkpoint(run_dir: str) -> str | None:
+    p = os.path.join(ckpt_root(run_dir), "latest")
+    if not os.path.exists(p):
+        return None
+    name = open(p).read().strip()
+    d = os.path.join(ckpt_root(run_dir), name)
+    return d if os.path.isdir(d) else None
+
+
+def read_model_config(ckpt_dir: str) -> dict:
+    p = os.path.join(ckpt_dir, CONFIG_FILE)
+    if not os.path.exists(p):
+        raise CidermillError(f"{ckpt_dir}: not a cidermill checkpoint (no {CONFIG_FILE})")
+    with open(p) as f:
+        return json.load(f)
+
+
+def describe(cfg: dict) -> str:
+    keys = ("arch", "name", "vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "n_experts", "n_tracks")
+    return ", ".join(f"{k}={cfg.get(k)}" for k in keys if k in cfg)
+
+
+def check_compatible(ckpt_dir: str, model) -> None:
+    """Refuse a checkpoint from a different architecture with a message, not a shape traceback."""
+    saved = read_model_config(ckpt_dir)
+    want = model.config.to_dict()
+    diff = [k for k in want if k not in ("kernels", "name") and saved.get(k) != want[k]]
+    if diff:
+        raise CidermillError(
+            f"{ckpt_dir}: checkpoint is for a different model ({describe(saved)}); this run builds "
+            f"({describe(want)}); differing fields: {', '.join(diff[:6])}")
+
+
+def load_model_weights(ckpt_dir: str, model) -> None:
+    from safetensors.torch import load_model
+    check_compatible(ckpt_dir, model)
+    try:
+        load_model(model, os.path.join(ckpt_dir, MODEL_FILE), strict=True, device=str(next(model.parameters()).device))
+    except (OSError, RuntimeError, ValueError) as e:
+        raise CidermillError(f"{ckpt_dir}/{MODEL_FILE}: cannot load weights ({str(e).splitlines()[0]})") from None
+
+
+def load_trainer_state(ckpt_dir: str) -> tuple[dict, dict[str, Any]]:
+    trainer = torch.load(os.path.join(ckpt_dir, TRAINER_FILE), map_location="cpu", weights_only=True)
+    with open(os.path.join(ckpt_dir, STATE_FILE)) as f:
+        state = json.load(f)
+    return trainer, state
+
+
+def load_model_from_checkpoint(ckpt_dir: str, device: str = "cpu", **overrides):
+    """Build the model a checkpoint describes and load its weights (e.g. a distillation teacher)."""
+    import dataclasses
+    from training.models import build_model, config_from_dict
+    cfg = config_from_dict(read_model_config(ckpt_dir))
+    if overrides:
+        cfg = dataclasses.replace(cfg, **overrides)
+    model = build_model(cfg).to(device)
+    load_model_weights(ckpt_dir, model)
+    return model
