@@ -136,6 +136,14 @@ GOOD = {
     "/img/photos/sunset.jpg": (sunset, "JPEG", "an orange sun setting over a dark blue sea"),
 }
 
+# the numbers the charts were drawn from (the gallery text states them too)
+CHART_DATA = {
+    "/img/charts/bar-chart.png": {"type": "bar", "values": [12, 22, 32, 42],
+                                  "labels": ["day 1", "day 2", "day 3", "day 4"]},
+    "/img/charts/line-chart.png": {"type": "line", "trend": "rising", "points": 6},
+    "/img/charts/pie-chart.png": {"type": "pie", "shares": {"red": 0.5, "green": 0.3333, "blue": 0.1667}},
+}
+
 SVGS = {
     "/img/svg/house.svg": ("a simple house with a red roof and a brown door", """<svg xmlns="http://www.w3.org/2000/svg" width="160" height="160" viewBox="0 0 160 160">
 <rect width="160" height="160" fill="#ffffff"/>
@@ -180,6 +188,8 @@ def build_images(site: Path) -> dict[str, dict]:
         put(path, data)
         out[path] = {"format": fmt.lower(), "width": img.width, "height": img.height, "frames": 1,
                      "label": label, "bad": None, "bytes": len(data)}
+        if path in CHART_DATA:
+            out[path]["chart"] = CHART_DATA[path]
     for path, (label, svg) in SVGS.items():
         put(path, svg.encode())
         w = int(svg.split('width="')[1].split('"')[0])
