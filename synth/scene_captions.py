@@ -60,8 +60,10 @@ def position(it: dict[str, Any]) -> str:
     return f"in the {v} {h}"
 
 
-def box_tag(it: dict[str, Any]) -> str:
-    return "<box>" + ",".join(f"{v:.2f}" for v in it["box"]) + "</box>"
+def box_tag(it: dict[str, Any], width: int, height: int) -> str:
+    """`<box>x0,y0,x1,y1</box>`: the measured pixel box over the image size, two decimals."""
+    x0, y0, x1, y1 = it["box_px"]
+    return f"<box>{x0 / width:.2f},{y0 / height:.2f},{x1 / width:.2f},{y1 / height:.2f}</box>"
 
 
 def _join(parts: list[str]) -> str:
@@ -81,7 +83,7 @@ def scene_captions(scene: dict[str, Any], rng: np.random.Generator) -> dict[str,
                         "{L}, drawn on a {B}.", "A simple picture of {L} on a {B}."))
     sentence = tmpl.replace("{L}", listed).replace("{B}", bg)
     sentence = sentence[0].upper() + sentence[1:]
-    grounded_list = _join([f"{p} {box_tag(it)}" for p, it in zip(phrases, items)])
+    grounded_list = _join([f"{p} {box_tag(it, scene['width'], scene['height'])}" for p, it in zip(phrases, items)])
     grounded = tmpl.replace("{L}", grounded_list).replace("{B}", bg)
     grounded = grounded[0].upper() + grounded[1:]
     sents = [f"The picture has a {bg}."]

@@ -123,7 +123,11 @@ OBJECT_PARTS = {  # part -> allowed colour names (first: the part that names the
 
 
 def draw_text(d: ImageDraw.ImageDraw, text: str, xy: tuple[int, int], font, color: str, paint: Paint) -> None:
+    """Text without anti-aliasing (fontmode "1"): every glyph pixel carries exactly its colour."""
+    mode = d.fontmode
+    d.fontmode = "1"
     d.text(xy, text, font=font, fill=paint(color))
+    d.fontmode = mode
 
 
 def draw_mini_chart(d: ImageDraw.ImageDraw, kind: str, box: tuple[int, int, int, int], values: list[float],
