@@ -231,3 +231,11 @@ def test_cli_serves_until_terminated(tmp_path):
         assert proc.wait(timeout=10) == 0
         proc.stdout.close()
     assert json.loads(log.read_text().splitlines()[0])["path"] == "/robots.txt"
+
+
+def test_hostile_paths_get_404_not_a_crash(site):
+    for path in ["/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/img/%00.png", "/" + "b" * 6000,
+                 "/_serve.json", "/static/../../server.py"]:
+        assert get(site, path)[0] == 404, path[:40]
+    assert get(site, "/account/login.html", method="POST")[0] == 403
+    assert get(site, "/")[0] == 200  # still serving
