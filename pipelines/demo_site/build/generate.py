@@ -156,6 +156,17 @@ def collect(images: dict[str, dict]) -> tuple[list[Page], dict]:
     return pages, info
 
 
+SHORT_WORDS, SHORT_CHARS = 100, 200  # below this a "good" page is labelled "short"
+
+
+def _quality(p: Page, text: str) -> str:
+    """The page's own label, except that well-formed but brief pages are "short", not "good"."""
+    if p.quality != "good":
+        return p.quality
+    size = len(normalize_ws(text)) if p.lang in SPACELESS else count_words(text)
+    return "short" if size < (SHORT_CHARS if p.lang in SPACELESS else SHORT_WORDS) else "good"
+
+
 def entry_for(p: Page, body: bytes) -> dict:
     text = p.main_text()
     static = p.kind == "html" and not p.dynamic
@@ -171,7 +182,7 @@ def entry_for(p: Page, body: bytes) -> dict:
         "html_lang": p.html_lang or p.lang,
         "title": p.title or None,
         "categories": p.categories,
-        "quality": p.quality,
+        "quality": _quality(p, text),
         "author": p.author,
         "date": p.date,
         "robots": crawl_cases.robots_labels(p.path),
