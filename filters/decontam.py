@@ -25,7 +25,7 @@ def ngram_hashes(text: str, n: int) -> set[int]:
     if len(words) < n:
         return set()
     h = xxhash.xxh64_intdigest
-    return {h(" ".join(words[i:i + n])) for i in range(len(words) - n + 1)}
+    return {h(" ".join(words[i:i + n]).encode("utf-8")) for i in range(len(words) - n + 1)}
 
 
 def read_eval_texts(path: str, fields: list[str] | None = None, whole_file: bool = False) -> list[str]:

@@ -51,9 +51,16 @@ def train_quality_model(positives: list[str], negatives: list[str], out: str, *,
         f.write("\n".join(lines) + "\n")
         train_path = f.name
     try:
-        model = fasttext.train_supervised(input=train_path, epoch=epoch, lr=lr, dim=dim, wordNgrams=word_ngrams,
-                                          bucket=bucket, minCount=min_count, thread=threads, seed=seed,
-                                          verbose=0)
+        for attempt in range(4):  # fastText diverges to NaN on some data/lr pairs: halve lr and retry
+            try:
+                model = fasttext.train_supervised(input=train_path, epoch=epoch, lr=lr, dim=dim,
+                                                  wordNgrams=word_ngrams, bucket=bucket, minCount=min_count,
+                                                  thread=threads, seed=seed, verbose=0)
+                break
+            except RuntimeError as e:
+                if "NaN" not in str(e) or attempt == 3:
+                    raise ConfigError(f"fastText training failed ({e}); try a lower --lr") from None
+                lr /= 2
         if quantize and out.endswith(".ftz"):
             model.quantize(input=train_path, qnorm=True, retrain=False, cutoff=min(100_000, bucket))
     finally:

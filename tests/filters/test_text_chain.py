@@ -1,0 +1,79 @@
+"""The whole per-document chain without Beam: bad input never raises, every score on every row."""
+import pytest
+
+from corpus.errors import ConfigError
+from filters.chain import TextChain, funnel, load_config
+from corpus.report import ReportStats
+from text_samples import EN, EN2, FR, JA, SPAM
+
+NO_GLOBAL = {"stages": ["input", "c4_lines", "pii", "langid", "gopher", "repetition", "safety", "quality"]}
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return TextChain(load_config(overrides=NO_GLOBAL))
+
+
+def test_good_documents_keep_every_score(chain):
+    for i, text in enumerate([EN + "\n\n" + EN2, FR, JA]):
+        row = chain.process({"id": f"d{i}", "url": "https://x.example/", "text": text})
+        assert row["drop_reason"] is None, (i, row["drop_reason"])
+        for name in chain.score_ranges():
+            assert row[name] is not None, name
+    assert set(row) >= set(chain.schema().names)
+
+
+def test_dropped_rows_still_have_later_scores(chain):
+    row = chain.process({"id": "s", "url": "u", "text": SPAM})
+    assert row["drop_reason"] is not None
+    assert row["quality_score"] is not None and row["quality_score"] < 0.5
+    assert row["rep_dup_lines"] > 0.9
+
+
+@pytest.mark.parametrize("page,reason", [
+    ({"id": "a", "text": None}, "bad_input:missing_text"),
+    ({"id": "b", "text": "   \n "}, "bad_input:empty"),
+    ({"id": "c", "text": b"\xff\xfe\xfa" * 100}, "bad_input:invalid_utf8"),
+    ({"id": "d", "text": "".join(chr(i % 20) for i in range(1000))}, "bad_input:binary"),
+    ({"id": "e", "text": 12345}, "bad_input:text_not_a_string"),
+    ({}, "bad_input:missing_fields"),
+    ({"id": "f", "text": EN, "training_allowed": False}, "opt_out:training_not_allowed"),
+    ({"id": "g", "text": EN, "robots_noindex": True}, "opt_out:noindex"),
+])
+def test_bad_input_gets_a_reason(chain, page, reason):
+    row = chain.process(page)
+    assert (row["drop_stage"], row["drop_reason"]) == ("input", reason)
+    assert row["id"]
+    if reason.startswith("opt_out"):
+        assert row["text"] is None  # opted-out text is kept nowhere
+
+
+def test_huge_document_is_truncated_and_utf8_repaired(chain):
+    row = chain.process({"id": "h", "text": (EN + "\n\n") * 30000})  # ~20 MB
+    assert row["truncated"] and len(row["text"]) <= 1_000_000
+    cfg = load_config(overrides={**NO_GLOBAL, "input": {"on_too_long": "drop", "max_chars": 1000}})
+    assert TextChain(cfg).process({"id": "h", "text": EN * 3})["drop_reason"] == "bad_input:too_long"
+    mostly_ok = EN.encode() + b"\xff" + EN2.encode()  # one bad byte in 1000: repaired, not dropped
+    assert chain.process({"id": "u", "text": mostly_ok})["drop_reason"] is None
+
+
+def test_funnel_records_each_stage_in_order(chain):
+    stats = ReportStats()
+    for page in [{"id": "1", "text": EN + "\n\n" + EN2}, {"id": "2", "text": None}, {"id": "3", "text": SPAM}]:
+        funnel(chain, chain.process(page), stats)
+    assert list(stats.stages) == chain.stage_names
+    assert stats.stages["input"].rows_in == 3 and stats.stages["input"].dropped == {"bad_input:missing_text": 1}
+    assert stats.stages["quality"].rows_in == 1
+
+
+@pytest.mark.parametrize("over,msg", [
+    ({"gopher": {"min_wrds": 3}}, "unknown option"),
+    ({"stages": ["input", "dedup", "gopher"]}, "must be the last"),
+    ({"stages": ["gopher"]}, "must start with `input`"),
+    ({"nonsense": 1}, "unknown key"),
+    ({"quality": {"top_percent": 10}, "stages": ["input", "quality", "gopher"]}, "right before"),
+    ({"quality": {"model": "/nonexistent.ftz"}}, "quality model not found"),
+])
+def test_config_errors_are_one_clear_line(over, msg):
+    with pytest.raises(ConfigError, match=msg):
+        TextChain(load_config(overrides=over))

@@ -1,0 +1,60 @@
+"""Gopher document rules, repetition rules and C4 line cleaning, each threshold hit on purpose."""
+from filters.base import Doc
+from filters.c4_lines import C4Lines
+from filters.gopher import GopherQuality
+from filters.repetition import Repetition, dup_ngram_fraction, top_ngram_fraction
+from text_samples import EN, JA, SPAM
+
+
+def run(f, text, lang="en"):
+    doc = Doc(id="x", text=text, language=lang)
+    return f(doc)
+
+
+def test_gopher_keeps_prose_and_names_each_rule():
+    g = GopherQuality()
+    assert run(g, EN)[1:] == (True, None)
+    assert run(g, "Too short to be a document.")[2] == "gopher:too_few_words"
+    assert run(g, " ".join(["extraordinarily"] * 80))[2] == "gopher:long_words"
+    assert run(g, " ".join(["a"] * 80))[2] == "gopher:short_words"
+    assert run(g, EN + " #tag" * 40)[2] == "gopher:symbols"
+    bullets = "\n".join(f"- item number {i} of the list with some words" for i in range(30))
+    assert run(g, bullets)[2] == "gopher:bullet_lines"
+    ellipsis = "\n".join(f"The story continues on the next page and then {i}..." for i in range(20))
+    assert run(g, ellipsis)[2] == "gopher:ellipsis_lines"
+    assert run(g, " ".join(str(1000 + i) for i in range(200)) + " the and of")[2] == "gopher:non_alpha_words"
+    assert run(g, " ".join(["orchard", "apple", "cider"] * 30))[2] == "gopher:no_stop_words"
+
+
+def test_gopher_cjk_is_judged_per_character():
+    scores, keep, reason = run(GopherQuality(), JA, lang="ja")
+    assert keep, reason
+    assert scores["gopher_mean_word_len"] == 1.0 and scores["gopher_words"] > 100
+
+
+def test_repetition_scores_and_reasons():
+    r = Repetition()
+    s, keep, _ = run(r, EN)
+    assert keep and s["rep_dup_lines"] == 0 and s["rep_dup_5gram"] == 0
+    s, keep, reason = run(r, SPAM)
+    assert not keep and reason == "repetition:duplicate_lines"
+    assert s["rep_dup_lines"] > 0.9
+    words = "a b c d e a b c d e x".split()
+    total = sum(map(len, words))
+    assert dup_ngram_fraction(words, 5, total) == 5 / 11
+    assert abs(top_ngram_fraction(words, 2, total) - 4 / 11) < 1e-9
+    looped = " ".join(["the cider press turns slowly in the cold barn"] * 10)
+    assert run(r, looped)[2].startswith("repetition:top_")
+
+
+def test_c4_lines_removes_notices_keeps_content():
+    c = C4Lines()
+    text = EN + "\nWe use cookies to improve your experience. Accept cookies\nRead more\nPlease enable JavaScript to view.\n" + EN
+    doc = Doc(id="x", text=text)
+    s, keep, reason = c(doc)
+    assert keep, reason
+    assert "cookies" not in doc.text and "Read more" not in doc.text and "JavaScript" not in doc.text
+    assert doc.text.count("orchard") == 2 and 0 < s["c4_removed_lines"] < 1
+    assert c(Doc(id="y", text="Lorem ipsum dolor sit amet, consectetur adipiscing elit."))[2] == "c4:lorem_ipsum"
+    s, keep, reason = c(Doc(id="z", text="Home | About\nAccept all cookies\nRead more about us\nLoad more"))
+    assert reason == "c4:mostly_boilerplate"

@@ -1,0 +1,77 @@
+"""PII scrubbing: every type, checksums and context, and the demo site's labelled PII pages."""
+import json
+import os
+
+import pytest
+
+from filters.base import Doc
+from filters.pii import PiiScrubber, find_pii, iban_ok, luhn_ok, scrub
+
+GT = os.path.join(os.path.dirname(__file__), "..", "..", "pipelines", "demo_site", "ground_truth.json")
+SCRUBBED = {"email", "phone", "ipv4", "ipv6", "credit_card", "iban", "ssn"}
+
+
+def kinds(text):
+    return [k for _, _, k in find_pii(text)]
+
+
+def test_each_type_with_placeholders():
+    text = ("Mail anna.k@example.org, call +44 20 7946 0958 or (555) 123-4567, server 192.168.10.20, "
+            "v6 2001:db8::8a2e:370:7334, card 4111 1111 1111 1111, SSN 123-45-6789, IBAN GB82 WEST 1234 5698 7654 32.")
+    out, counts = scrub(text)
+    assert counts == {"email": 1, "phone": 2, "ipv4": 1, "ipv6": 1, "credit_card": 1, "ssn": 1, "iban": 1}
+    for ph in ("<EMAIL>", "<PHONE>", "<IP_ADDRESS>", "<CREDIT_CARD>", "<SSN>", "<IBAN>"):
+        assert ph in out
+    assert "4111" not in out and "example.org" not in out
+
+
+@pytest.mark.parametrize("text", [
+    "Upgraded to version 1.2.3.4 of the library.",          # version string, not an IP
+    "foo (2.0.1.3-1) unstable; urgency=medium",              # Debian changelog header
+    "Standards-Version bumped to 4.6.2.0",
+    "card 4111 1111 1111 1112",                              # fails Luhn
+    "SSN 000-12-3456 and 666-12-3456",                       # never issued
+    "IBAN DE89370400440532013001",                           # bad mod-97 checksum
+    "meeting at 12:30:45 on 2023-01-15, order 2024-000-1187",
+    "std::vector<int> and a::b",
+])
+def test_lookalikes_are_left_alone(text):
+    assert kinds(text) == []
+
+
+def test_checksums():
+    assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
+    assert iban_ok("DE89 3704 0044 0532 0130 00") and not iban_ok("DE89 3704 0044 0532 0130 01")
+
+
+def test_demo_site_labelled_pii():
+    with open(GT, encoding="utf-8") as f:
+        paths = json.load(f)["paths"]
+    checked = 0
+    for path, e in paths.items():
+        text = e.get("main_text") or ""
+        if not (e.get("pii") or e.get("not_pii")) or not text:
+            continue
+        out, _ = scrub(text)
+        for typ, values in e.get("pii", {}).items():
+            for v in values:
+                if v in text:
+                    checked += 1
+                    assert (v not in out) == (typ in SCRUBBED), (path, typ, v)
+        for typ, values in e.get("not_pii", {}).items():
+            for v in values:
+                if v in text:
+                    checked += 1
+                    assert v in out, (path, typ, v)
+    assert checked >= 20
+
+
+def test_dense_pii_page_is_dropped_and_counted():
+    rows = "\n".join(f"Person {i}: p{i}@example.com, +1 415 555 01{i:02d}" for i in range(12))
+    doc = Doc(id="d", text="Volunteer directory.\n" + rows)
+    scores, keep, reason = PiiScrubber()(doc)
+    assert (keep, reason) == (False, "pii:dense_personal_data")
+    assert doc.meta["pii_counts"] == {"email": 12, "phone": 12}
+    doc = Doc(id="t", text="Our table of volunteers is below.", meta={"tables_text": rows})
+    scores, keep, reason = PiiScrubber()(doc)
+    assert scores["pii_table_count"] == 24 and not keep
