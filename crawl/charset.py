@@ -85,7 +85,7 @@ def looks_binary(body: bytes) -> bool:
         return False
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return False
-    if b"\x00" in head:
+    if head.count(b"\x00") > max(2, len(head) // 100):  # a stray NUL in broken HTML is not binary
         return True
     control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
     return control / len(head) > 0.05

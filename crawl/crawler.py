@@ -103,6 +103,8 @@ class WaveCrawler:
         self._renderer: RenderService | None = None
         self._render_lock = threading.Lock()
         self.clocks: dict[str, HostClock] = {}
+        self._sitemaps_done: set[str] = set()
+        self._sitemap_lock = threading.Lock()
 
     # -- shared pieces ------------------------------------------------------------------------
     def allow(self, url: str) -> str | None:
@@ -163,6 +165,10 @@ class WaveCrawler:
         return out
 
     def _sitemap_links(self, url: str, out: WaveOutput) -> None:
+        with self._sitemap_lock:  # once per origin, however many seeds share it
+            if origin_of(url) in self._sitemaps_done:
+                return
+            self._sitemaps_done.add(origin_of(url))
         entry = self.robots.entry(url)
         maps = entry.sitemaps or [origin_of(url) + "/sitemap.xml"]
         seen_maps = set()

@@ -31,7 +31,7 @@ class RenderConfig:
     nav_timeout_ms: int = 15_000
     idle_cap_ms: int = 3_000           # wait for network idle at most this long
     scroll_steps: int = 3
-    skip_media: bool = True            # fonts, audio, video
+    skip_media: bool = True            # fonts, images, audio, video (the DOM keeps their URLs)
     executable: str = CHROMIUM
     viewport: tuple[int, int] = (1280, 2000)
 
@@ -98,7 +98,7 @@ class Renderer:
             if not (u.startswith("http://") or u.startswith("https://")):
                 res.blocked.append((u[:200], "bad_scheme"))
                 return r.abort("blockedbyclient")
-            if cfg.skip_media and req.resource_type in ("font", "media"):
+            if cfg.skip_media and req.resource_type in ("font", "media", "image"):
                 return r.abort("blockedbyclient")
             if body is not None and not served_main[0] and req.is_navigation_request() and u.rstrip("/") == url.rstrip("/"):
                 served_main[0] = True
