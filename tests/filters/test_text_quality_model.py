@@ -1,16 +1,19 @@
 """The fastText quality model: `cidermill train-quality`, the shipped default model, top-p% percentile."""
 import os
+import subprocess
+import sys
 
 from filters import percentile
 from filters.base import Doc
 from filters.boilerplate_gen import negatives
 from filters.langid import load_fasttext
 from filters.quality_model import DEFAULT_MODEL, QualityModel, hq_probability, read_texts
-from pipelines.cli import main
 from text_samples import DE, EN, EN2, ES, FR, SPAM
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
-def test_train_quality_command_learns_prose_vs_boilerplate(tmp_path, capsys):
+
+def test_train_quality_command_learns_prose_vs_boilerplate(tmp_path):
     sentences = [s.strip() for t in (EN, EN2, FR, DE, ES) for s in t.split(". ") if s.strip()]
     pos = ["\f".join(". ".join(sentences[i:i + 3]) for i in range(len(sentences) - 2))]
     (tmp_path / "pos.txt").write_text(pos[0], encoding="utf-8")
@@ -18,9 +21,11 @@ def test_train_quality_command_learns_prose_vs_boilerplate(tmp_path, capsys):
     (tmp_path / "neg.txt").write_text("\f".join(neg), encoding="utf-8")
     assert len(read_texts(str(tmp_path / "pos.txt"))) == len(sentences) - 2
     out = tmp_path / "q.bin"
-    rc = main(["train-quality", "--positive", str(tmp_path / "pos.txt"), "--negative", str(tmp_path / "neg.txt"),
-               "--out", str(out), "--bucket", "5000", "--dim", "32", "--epoch", "25", "--lr", "0.5",
-               "--min-count", "1"])
+    # a fresh process, as users run it (fastText training here is sensitive to earlier models in-process)
+    cmd = [sys.executable, "-m", "pipelines.cli", "train-quality", "--positive", str(tmp_path / "pos.txt"),
+           "--negative", str(tmp_path / "neg.txt"), "--out", str(out), "--bucket", "5000", "--dim", "32",
+           "--epoch", "25", "--lr", "0.5", "--min-count", "1"]
+    rc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT).returncode
     assert rc == 0 and out.exists() and out.stat().st_size < 2_000_000
     m = load_fasttext(str(out))
     held_out_pos = "The family still runs the cider mill, and visitors learn how the fruit is pressed by hand."
