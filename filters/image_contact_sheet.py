@@ -67,22 +67,34 @@ def contact_sheet(tiles: Sequence[tuple[bytes | None, str]], path: str, title: s
     return path
 
 
-def score_histogram(scores: Sequence[float], kept: Sequence[bool], path: str, cut: float | None,
+HIST_LO, HIST_HI, HIST_BINS = -1.0, 1.0, 200
+
+
+def hist_bin(score: float) -> int:
+    """Bin of a cosine in the fixed fine histogram the report plots (NaN -> -1)."""
+    if score is None or math.isnan(score):
+        return -1
+    k = int((score - HIST_LO) / (HIST_HI - HIST_LO) * HIST_BINS)
+    return min(max(k, 0), HIST_BINS - 1)
+
+
+def score_histogram(kept: Sequence[int], dropped: Sequence[int], path: str, cut: float | None,
                     title: str = "CLIP score") -> str:
-    """Stacked histogram of kept vs dropped CLIP scores, with the cut drawn as a line."""
+    """Stacked bar histogram (fixed bins from `hist_bin`) of kept vs dropped scores, cut as a line."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
+    width = (HIST_HI - HIST_LO) / HIST_BINS
+    used = [i for i in range(HIST_BINS) if kept[i] or dropped[i]]
+    lo = max(0, (min(used) if used else 90) - 2)
+    hi = min(HIST_BINS, (max(used) if used else 130) + 3)
+    xs = [HIST_LO + i * width for i in range(lo, hi)]
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
-    ok = [s for s, k in zip(scores, kept) if k and not math.isnan(s)]
-    bad = [s for s, k in zip(scores, kept) if not k and not math.isnan(s)]
-    lo = min(ok + bad + [-0.1])
-    hi = max(ok + bad + [0.5])
-    bins = [lo + i * (hi - lo) / 40 for i in range(41)]
-    ax.hist([ok, bad], bins=bins, stacked=True, label=[f"kept ({len(ok)})", f"dropped ({len(bad)})"],
-            color=["#2a7", "#c55"])
+    ax.bar(xs, kept[lo:hi], width=width, align="edge", color="#2a7", label=f"kept ({sum(kept)})")
+    ax.bar(xs, dropped[lo:hi], width=width, align="edge", bottom=kept[lo:hi], color="#c55",
+           label=f"dropped ({sum(dropped)})")
     if cut is not None and math.isfinite(cut):
         ax.axvline(cut, color="k", linestyle="--", linewidth=1, label=f"cut {cut:.3f}")
     ax.set_xlabel("cosine(image, text)")
@@ -96,4 +108,4 @@ def score_histogram(scores: Sequence[float], kept: Sequence[bool], path: str, cu
     return path
 
 
-__all__ = ["thumbnail", "contact_sheet", "score_histogram"]
+__all__ = ["thumbnail", "contact_sheet", "score_histogram", "hist_bin", "HIST_BINS"]

@@ -52,6 +52,21 @@ def derangement(n: int, seed: int) -> np.ndarray:
     return out
 
 
+def best_threshold(pos: np.ndarray, neg: np.ndarray) -> float:
+    """The cosine cut that best separates matched from shuffled pairs (max TPR - FPR, Youden's J)."""
+    pos, neg = np.sort(np.asarray(pos, np.float64)), np.sort(np.asarray(neg, np.float64))
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    cands = np.unique(np.concatenate([pos, neg]))
+    tpr = 1.0 - np.searchsorted(pos, cands, side="left") / len(pos)   # share of pos >= cut
+    fpr = 1.0 - np.searchsorted(neg, cands, side="left") / len(neg)
+    j = tpr - fpr
+    i = int(np.argmax(j))
+    below = neg[neg < cands[i]]
+    # halfway between the cut and the highest negative under it: a margin on both sides
+    return float((cands[i] + below.max()) / 2.0) if len(below) else float(cands[i])
+
+
 def retrieval_metrics(img: np.ndarray, txt: np.ndarray, seed: int = 0) -> dict[str, float]:
     """img, txt: L2-normalised embeddings, row i of each is one pair."""
     sim = img @ txt.T
@@ -65,4 +80,5 @@ def retrieval_metrics(img: np.ndarray, txt: np.ndarray, seed: int = 0) -> dict[s
         "roc_auc_matched_vs_shuffled": roc_auc(matched, shuffled),
         "mean_cos_matched": float(matched.mean()) if len(matched) else float("nan"),
         "mean_cos_shuffled": float(shuffled.mean()) if len(shuffled) else float("nan"),
+        "suggested_threshold": best_threshold(matched, shuffled),
     }

@@ -88,6 +88,18 @@ def read_metadata(path: str) -> dict[str, str]:
         raise ConfigError(f"{path}: not a readable safetensors checkpoint ({e})") from None
 
 
+def checkpoint_threshold(path: str | None) -> float | None:
+    """The CLIP cut calibrated on the held-out split when the checkpoint was trained (or None)."""
+    if not path:
+        return None
+    try:
+        extra = json.loads(read_metadata(path).get("extra") or "{}")
+    except ValueError:
+        return None
+    t = (extra.get("after") or {}).get("suggested_threshold")
+    return float(t) if isinstance(t, (int, float)) and t == t else None
+
+
 def save_checkpoint(model, path: str, name: str, extra: dict[str, Any] | None = None, half: bool = True) -> str:
     """Write the model as safetensors (fp16 by default: the tiny model stays under 20 MB)."""
     import torch  # noqa: PLC0415
@@ -154,5 +166,5 @@ def load_clip(name: str | None = None, checkpoint: str | None = None, device: st
     return model, preprocess, tokenizer, name
 
 
-__all__ = ["DEFAULT_MODEL", "register_configs", "build", "save_checkpoint", "load_clip", "read_metadata",
+__all__ = ["DEFAULT_MODEL", "checkpoint_threshold", "register_configs", "build", "save_checkpoint", "load_clip", "read_metadata",
            "model_config"]
