@@ -5,6 +5,7 @@ impossible value raises ConfigError naming it (e.g. `train.stepz`).
 
 ```yaml
 model: {preset: ptmoe-tiny, overrides: {vocab_size: 2048}}   # vocab_size "auto": from data.tokenizer
+# or model: {init_from: CKPT_DIR} to start from a checkpoint's config and weights (e.g. upcycled)
 data:
   seq_len: 128
   batch_size: 8
@@ -87,6 +88,7 @@ class DistillConfig:
 class ModelSection:
     preset: str = "tiny"
     overrides: dict[str, Any] = field(default_factory=dict)
+    init_from: str | None = None   # a checkpoint dir (e.g. from `cidermill upcycle`): its config and weights
 
 
 @dataclass

@@ -41,6 +41,8 @@ def _tokenizer_vocab(path: str) -> int:
 def build_model_config(cfg: TrainConfig):
     from training.models import config_from_dict, get_preset
     base = get_preset(cfg.model.preset)
+    if cfg.model.init_from:
+        base = config_from_dict(ck.read_model_config(cfg.model.init_from))
     over = dict(cfg.model.overrides or {})
     if over.get("vocab_size") == "auto":
         if not cfg.data.tokenizer:
@@ -138,8 +140,11 @@ class Trainer:
                 lines = [l for l in open(log_path) if l.strip() and json.loads(l).get("step", 0) <= step]
                 with open(log_path, "w") as f:
                     f.writelines(lines)
-        elif os.path.exists(log_path):
-            os.remove(log_path)
+        else:
+            if cfg.model.init_from:
+                ck.load_model_weights(cfg.model.init_from, model)
+            if os.path.exists(log_path):
+                os.remove(log_path)
         with open(os.path.join(self.out, "config.json"), "w") as f:
             json.dump({"train": cfg.to_dict(), "model": mcfg.to_dict()}, f, indent=1, default=str)
         tb = None
@@ -185,7 +190,7 @@ class Trainer:
                             f"the data; last checkpoint: {ck.latest_checkpoint(self.out) or 'none'}")
                     loss.backward()
                     loss_sum += float((out.loss if teacher is None else main).detach()) / accum
-                    aux_sum += float(out.aux_loss) / accum
+                    aux_sum += float(out.aux_loss.detach()) / accum
                 gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip or float("inf"))
                 if not torch.isfinite(gnorm):
                     raise CidermillError(f"step {step}: gradient norm is {float(gnorm)} (not finite); stopping")

@@ -21,7 +21,7 @@ def new_token_rows(embedding: torch.Tensor, base_tokenizer, new_tokens: list[str
 
 @torch.no_grad()
 def grow_model_vocab(model, base_tokenizer, new_tokens: list[str], new_vocab_size: int | None = None) -> None:
-    emb = model.get_input_embeddings().weight if hasattr(model, "get_input_embeddings") else model.tok_emb.weight
+    emb = model.tok_embeddings.weight
     rows = new_token_rows(emb.detach(), base_tokenizer, new_tokens)
     target = new_vocab_size or emb.shape[0] + len(new_tokens)
     if target > emb.shape[0] + rows.shape[0]:  # pad (e.g. vocab rounded up): mean row

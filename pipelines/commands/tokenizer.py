@@ -52,7 +52,7 @@ def run(args, beam_args) -> int:
     if args.model:
         if not args.model_out:
             raise CidermillError("--model needs --model-out")
-        from training.vocab_extension import extend_checkpoint
+        from training.upcycle import extend_checkpoint
         extend_checkpoint(args.model, args.model_out, base, new)
         print(f"model: {args.model_out} (embedding grown, new rows = mean of old pieces)")
     return 0
