@@ -28,22 +28,26 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if args.slow_seconds < 0:
         raise ConfigError("--slow-seconds must not be negative")
     import signal
+    import threading
 
-    def _term(signum, frame):  # a plain `kill` stops the server as cleanly as Ctrl-C
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _term)
+    stopping = threading.Event()
+    # a plain `kill` stops the server as cleanly as Ctrl-C, whenever it arrives
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.set())
     site = DemoSite(port=args.port, host=args.host, log_path=args.log, slow_seconds=args.slow_seconds,
                     robots_status=args.robots_status)
     try:
         site.start()
     except OSError as e:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
-    print(site.url, flush=True)
-    print(f"serving the demo site at {site.url}/ (robots.txt: {site.url}/robots.txt)"
-          + (f", access log: {args.log}" if args.log else "") + "; press Ctrl-C to stop", flush=True)
     try:
-        site.serve_forever()
+        print(site.url, flush=True)
+        print(f"serving the demo site at {site.url}/ (robots.txt: {site.url}/robots.txt)"
+              + (f", access log: {args.log}" if args.log else "") + "; press Ctrl-C to stop", flush=True)
+        while not stopping.wait(0.5):
+            pass
     except KeyboardInterrupt:
-        print("stopped", flush=True)
+        pass
+    finally:
+        site.stop()
+    print("stopped", flush=True)
     return 0
