@@ -30,14 +30,14 @@ def test_js_pages_render_their_text_only_in_a_browser():
             page = browser.new_page(viewport={"width": 1000, "height": 700})
             for path, e in sorted(js.items()):
                 page.goto(site.url + path, wait_until="load")
-                page.wait_for_function("document.querySelectorAll('article').length > 0", timeout=5000)
+                page.wait_for_function("document.querySelectorAll('article').length > 0", timeout=15000)
                 before = _norm(page.inner_text("body"))
                 for s in e["expected_snippets"]:
                     assert _norm(s) in before, (path, s)
                 if e["js"] == "scroll":
                     assert not any(_norm(s) in before for s in e["js_only_snippets"]), path
                     page.mouse.wheel(0, 4000)
-                    page.wait_for_function("document.querySelectorAll('article').length > 1", timeout=5000)
+                    page.wait_for_function("document.querySelectorAll('article').length > 1", timeout=15000)
                 after = _norm(page.inner_text("body"))
                 for s in e["js_only_snippets"]:
                     assert _norm(s) in after, (path, s)
