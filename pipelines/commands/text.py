@@ -31,7 +31,6 @@ def run(args, beam_args) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     rejected = None if args.no_rejected else (args.rejected or "")
     t0 = time.time()
-    print(f"text: reading {args.pages}", file=sys.stderr, flush=True)
     s = run_text(args.pages, args.out, args.config, beam_args, rejected_dir=rejected, overwrite=args.overwrite)
     print(f"text: {s['rows_in']} pages -> {s['kept']} documents in {time.time() - t0:.1f}s", file=sys.stderr)
     for name, f in s["funnel"].items():
