@@ -52,6 +52,7 @@ class CrawlConfig:
     max_requeue: int = 1                      # deferred URLs (5xx, 429, robots unavailable) retried in later waves
     render_timeout_ms: int = 15_000
     render_idle_ms: int = 2_000
+    render_workers: int = 1                   # browsers per worker process (each on its own thread)
     skip_media: bool = True
     sitemaps: bool = True
     fast_extract: bool = True               # trafilatura without fallbacks: better F1 on aeb, 2x faster
@@ -121,7 +122,7 @@ class WaveCrawler:
                 c = self.config
                 self._renderer = RenderService(self.allow, RenderConfig(
                     user_agent=c.agent_string, nav_timeout_ms=c.render_timeout_ms, idle_cap_ms=c.render_idle_ms,
-                    skip_media=c.skip_media))
+                    skip_media=c.skip_media), workers=c.render_workers)
             return self._renderer
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ class FrontierConfig:
     max_pages: int = 1000
     max_pages_per_host: int = 0          # 0: no per-host limit beyond max_pages
     wave_size: int = 500
-    max_per_template: int = 50           # date-like URLs per host and path template: bounds calendars
+    max_per_template: int = 1000         # date-like URLs per host and path template: bounds calendars
     scope: str = "seeds"                 # seeds: only the seeds' hosts; any: follow links anywhere
     include: list[str] = field(default_factory=list)   # regexes; when given, a URL must match one
     exclude: list[str] = field(default_factory=list)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-import threading
+import queue
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -31,6 +31,8 @@ class RenderConfig:
     nav_timeout_ms: int = 15_000
     idle_cap_ms: int = 3_000           # wait for network idle at most this long
     scroll_steps: int = 3
+    quiet_ms: int = 250                # no request in flight for this long: the page has settled
+    poll_ms: int = 50
     skip_media: bool = True            # fonts, images, audio, video (the DOM keeps their URLs)
     executable: str = CHROMIUM
     viewport: tuple[int, int] = (1280, 2000)
@@ -84,6 +86,27 @@ class Renderer:
                 self._pw.stop()
                 self._pw = None
 
+    @staticmethod
+    def _settle(page, inflight: dict, cfg: "RenderConfig") -> None:
+        """Scroll (lazy content) and wait until no request has been in flight for `quiet_ms`, at most
+        `idle_cap_ms`: like Playwright's networkidle, without its fixed 500 ms on quiet pages."""
+        deadline = time.monotonic() + cfg.idle_cap_ms / 1000
+        steps = 0
+        while time.monotonic() < deadline:
+            if steps < cfg.scroll_steps:
+                try:
+                    page.evaluate("window.scrollBy(0, document.body ? document.body.scrollHeight : 0)")
+                except Exception:  # noqa: BLE001
+                    steps = cfg.scroll_steps
+                steps += 1
+            try:
+                page.wait_for_timeout(cfg.poll_ms)
+            except Exception:  # noqa: BLE001
+                return
+            quiet = (time.monotonic() - inflight["last"]) * 1000
+            if steps >= cfg.scroll_steps and inflight["n"] == 0 and quiet >= cfg.quiet_ms:
+                return
+
     def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
         self.start()
         cfg = self.config
@@ -115,6 +138,19 @@ class Renderer:
         try:
             ctx.route("**/*", route)
             page = ctx.new_page()
+            inflight = {"n": 0, "last": time.monotonic()}
+
+            def started(_req):
+                inflight["n"] += 1
+                inflight["last"] = time.monotonic()
+
+            def ended(_req):
+                inflight["n"] = max(0, inflight["n"] - 1)
+                inflight["last"] = time.monotonic()
+
+            page.on("request", started)
+            page.on("requestfinished", ended)
+            page.on("requestfailed", ended)
             ctx.on("page", lambda p: p.close() if p is not page else None)  # popups
             page.on("dialog", lambda d: d.dismiss())
             page.on("download", lambda d: d.cancel())
@@ -123,29 +159,15 @@ class Renderer:
                 page.goto(url, wait_until="load", timeout=cfg.nav_timeout_ms)
             except Exception as e:  # noqa: BLE001  (timeouts and aborted navigations: keep what loaded)
                 res.error = "render_timeout" if "Timeout" in type(e).__name__ else "render_error"
-            try:
-                page.wait_for_load_state("networkidle", timeout=cfg.idle_cap_ms)
-            except Exception:  # noqa: BLE001  (a page that never goes idle is still rendered)
-                pass
-            for _ in range(cfg.scroll_steps):
-                try:
-                    page.evaluate("window.scrollBy(0, document.body ? document.body.scrollHeight : 0)")
-                    page.wait_for_timeout(100)
-                except Exception:  # noqa: BLE001
-                    break
-            try:
-                page.wait_for_load_state("networkidle", timeout=min(cfg.idle_cap_ms, 1000))
-            except Exception:  # noqa: BLE001
-                pass
+            self._settle(page, inflight, cfg)
             try:
                 res.html = page.content()
                 res.final_url = page.url
                 if res.error == "render_timeout" and res.html:
                     res.error = None
             except Exception as e:  # noqa: BLE001
-                res.error = res.error or f"render_error"
+                res.error = res.error or f"render_error: {type(e).__name__}"
                 res.html = None
-                del e
         finally:
             try:
                 ctx.close()
@@ -156,32 +178,41 @@ class Renderer:
 
 
 class RenderService:
-    """Thread-safe front for one Renderer: the browser lives on one dedicated thread."""
+    """Thread-safe front for `workers` Renderers, each with its own browser on its own thread
+    (Playwright's sync API is bound to the thread that started it). Callers block until a
+    browser is free; browsers start lazily, on first use."""
 
-    def __init__(self, allow: Callable[[str], str | None], config: RenderConfig | None = None):
-        self._renderer = Renderer(allow, config)
-        self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="render")
-        self._lock = threading.Lock()
+    def __init__(self, allow: Callable[[str], str | None], config: RenderConfig | None = None, workers: int = 1):
+        self._slots: queue.Queue = queue.Queue()
+        self._all = []
+        for k in range(max(1, workers)):
+            slot = (cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"render-{k}"), Renderer(allow, config))
+            self._all.append(slot)
+            self._slots.put(slot)
         self.unavailable: str | None = None
 
     def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
         if self.unavailable:
             return RenderResult(error="render_unavailable")
+        pool, renderer = slot = self._slots.get()
         try:
-            return self._pool.submit(self._renderer.render, url, body, content_type).result()
+            return pool.submit(renderer.render, url, body, content_type).result()
         except BrowserUnavailable as e:
             self.unavailable = str(e)
             return RenderResult(error="render_unavailable")
-        except Exception as e:  # noqa: BLE001  (browser crash: restart on next page)
+        except Exception:  # noqa: BLE001  (browser crash: a fresh one starts on the next page)
             try:
-                self._pool.submit(self._renderer.close).result()
+                pool.submit(renderer.close).result(timeout=30)
             except Exception:  # noqa: BLE001
                 pass
-            return RenderResult(error=f"render_error")
+            return RenderResult(error="render_error")
+        finally:
+            self._slots.put(slot)
 
     def close(self) -> None:
-        try:
-            self._pool.submit(self._renderer.close).result(timeout=30)
-        except Exception:  # noqa: BLE001
-            pass
-        self._pool.shutdown(wait=False)
+        for pool, renderer in self._all:
+            try:
+                pool.submit(renderer.close).result(timeout=30)
+            except Exception:  # noqa: BLE001
+                pass
+            pool.shutdown(wait=False)

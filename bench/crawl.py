@@ -1,0 +1,192 @@
+"""Crawl throughput on a generated local site (politeness delay 0): static fetch+extract pages/s and
+rendered pages/s, through the library (WaveCrawler, no Beam) and through `run_crawl` (Beam waves).
+
+Targets from the issue: >= 200 static pages/s, >= 5 rendered pages/s with browser reuse, on this
+2-core machine. The site: --hosts servers on 127.0.0.1 (distinct ports = distinct hosts, so
+hosts crawl in parallel), each a root -> hub pages -> articles with ~300 words, an image and links.
+
+    .venv/bin/python bench/crawl.py [--pages 5000] [--hosts 8] [--rendered 60] [--render-workers 2]
+"""
+from __future__ import annotations
+
+import argparse
+import http.server
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+WORDS = ("apple orchard cider press harvest blossom bee tree farmer autumn juice barrel cellar yeast "
+         "ferment bottle cork taste sweet sharp dry valley river hill village market season frost").split()
+
+
+def make_site(n_pages: int, seed: int) -> dict[str, bytes]:
+    rng = random.Random(seed)
+    hubs = max(1, int(n_pages ** 0.5))
+    per_hub = max(1, (n_pages - 1 - hubs) // hubs + 1)
+    pages: dict[str, bytes] = {}
+
+    def para(k):
+        return " ".join(rng.choice(WORDS) for _ in range(k)).capitalize() + "."
+
+    pages["/"] = ("<html><body><h1>Index</h1>" + "".join(f'<a href="/hub/{h}.html">hub {h}</a> ' for h in range(hubs))
+                  + f"<p>{para(40)}</p></body></html>").encode()
+    count = 1
+    for h in range(hubs):
+        links = []
+        for a in range(per_hub):
+            if count + len(links) + 1 >= n_pages:
+                break
+            links.append(f"/a/{h}/{a}.html")
+        pages[f"/hub/{h}.html"] = ("<html><body><h1>Hub</h1><ul>" + "".join(f'<li><a href="{u}">{u}</a></li>' for u in links)
+                                   + "</ul></body></html>").encode()
+        count += 1
+        for u in links:
+            body = "".join(f"<p>{para(50)}</p>" for _ in range(6))
+            table = "<table><tr><th>Year</th><th>Tons</th></tr><tr><td>2024</td><td>12</td></tr></table>" \
+                if rng.random() < 0.2 else ""
+            pages[u] = (f"<html lang='en'><head><title>Article {u}</title></head><body><nav><a href='/'>home</a></nav>"
+                        f"<article><h1>Article {u}</h1>{body[:len(body) // 2]}<figure><img src='/img/{count}.jpg' "
+                        f"alt='photo'><figcaption>{para(8)}</figcaption></figure>{body[len(body) // 2:]}{table}"
+                        f"</article><a href='/hub/{h}.html'>back</a></body></html>").encode()
+            count += 1
+    return pages
+
+
+def serve(pages: dict[str, bytes], js: bool):
+    script = (b"<script>setTimeout(function(){var p=document.createElement('p');p.textContent='Rendered '+"
+              b"'by script. '.repeat(30);document.body.appendChild(p)},20)</script>")
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            if self.path == "/robots.txt":
+                body, ctype = b"User-agent: *\nAllow: /\n", "text/plain"
+            elif self.path in pages:
+                body, ctype = pages[self.path], "text/html; charset=utf-8"
+                if js:
+                    body = body.replace(b"</body>", script + b"</body>")
+            else:
+                body, ctype = b"nope", "text/plain"
+            self.send_response(200 if self.path in pages or self.path == "/robots.txt" else 404)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def _serve_main(n_hosts: int, per_host: int, js: bool, seed0: int, conn) -> None:
+    servers = [serve(make_site(per_host, seed=seed0 + h), js) for h in range(n_hosts)]
+    conn.send([s.server_port for s in servers])
+    conn.recv()  # any message: stop
+    for s in servers:
+        s.shutdown()
+
+
+class Sites:
+    """The generated hosts, served from a child process so the servers do not compete with the
+    crawler for this process's GIL."""
+
+    def __init__(self, n_hosts: int, per_host: int, js: bool, seed0: int):
+        import multiprocessing as mp
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve_main, args=(n_hosts, per_host, js, seed0, child), daemon=True)
+        self.proc.start()
+        self.ports = self.conn.recv()
+
+    @property
+    def seeds(self) -> list[str]:
+        return [f"http://127.0.0.1:{p}/" for p in self.ports]
+
+    def close(self) -> None:
+        self.conn.send("stop")
+        self.proc.join(timeout=10)
+
+
+def bench_library(seeds: list[str], n_pages, render: str, render_workers: int):
+    """Fetch + (render) + extract every page with one WaveCrawler (all hosts in parallel), no Beam."""
+    from crawl.crawler import CrawlConfig, WaveCrawler
+    from crawl.frontier import Frontier, FrontierConfig
+
+    cfg = CrawlConfig(allow_private=True, delay=0, render=render, sitemaps=False, retries=0,
+                      max_parallel_hosts=len(seeds), render_workers=render_workers, render_idle_ms=1500)
+    crawler = WaveCrawler(cfg)
+    f = Frontier(FrontierConfig(max_depth=5, max_pages=n_pages, wave_size=n_pages))
+    for u in seeds:
+        f.add_seed(u)
+    pages = 0
+    t0 = time.perf_counter()
+    while f.budget_left() > 0:
+        wave = f.select()
+        if not wave:
+            break
+        out = crawler.crawl(wave)
+        f.record_attempts(wave, {})
+        pages += len(out.pages)
+        for ln in out.links:
+            f.add(ln["url"], ln["depth"], ln["parent"], ln["source"])
+    dt = time.perf_counter() - t0
+    crawler.close()
+    return pages, dt
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=5000)
+    ap.add_argument("--hosts", type=int, default=8)
+    ap.add_argument("--rendered", type=int, default=60, help="pages to render (0: skip)")
+    ap.add_argument("--render-workers", type=int, default=2)
+    ap.add_argument("--beam", action="store_true", help="also time the Beam run_crawl end to end")
+    args = ap.parse_args()
+    per_host = max(2, args.pages // args.hosts)
+    sites = Sites(args.hosts, per_host, js=False, seed0=0)
+    bench_library(sites.seeds[:1], 5, "never", 1)  # warm-up: imports, first connections
+    sites.close()
+    sites = Sites(args.hosts, per_host, js=False, seed0=1000)
+    n, dt = bench_library(sites.seeds, per_host * args.hosts, "never", 1)
+    static = n / dt
+    print(f"static fetch+extract (library): {n} pages in {dt:.1f}s = {static:.1f} pages/s "
+          f"({args.hosts} hosts, delay 0)  target 200: ratio {static / 200:.2f}")
+    if args.beam:
+        from pipelines.crawl_pipeline import run_crawl
+        tmp = tempfile.mkdtemp(prefix="crawlbench-")
+        try:
+            t0 = time.perf_counter()
+            _, summ = run_crawl(sites.seeds, os.path.join(tmp, "c"),
+                                allow_private=True, render="never", delay=0, max_pages=per_host * args.hosts,
+                                max_depth=5, wave_size=per_host * args.hosts, sitemaps=False, retries=0,
+                                max_parallel_hosts=args.hosts, progress=False)
+            dt = time.perf_counter() - t0
+            print(f"static crawl (Beam waves, end to end): {summ['fetched']} pages in {dt:.1f}s = "
+                  f"{summ['fetched'] / dt:.1f} pages/s")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    sites.close()
+    if args.rendered and os.path.exists("/usr/bin/chromium"):
+        hosts = max(1, min(args.hosts, args.rendered // 10))
+        rsites = Sites(hosts, max(2, args.rendered // hosts + 2), js=True, seed0=100)
+        n, dt = bench_library(rsites.seeds, args.rendered, "always", args.render_workers)
+        rate = n / dt
+        print(f"rendered (Chromium, {args.render_workers} browser(s) reused): {n} pages in {dt:.1f}s = "
+              f"{rate:.2f} pages/s  target 5: ratio {rate / 5:.2f}")
+        rsites.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

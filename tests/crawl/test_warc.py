@@ -1,0 +1,70 @@
+"""WARC import (`cidermill crawl --warc`) into the pages dataset, and WARC writing round trip."""
+import io
+import os
+from collections import Counter
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from corpus.reader import ShardDataset
+from corpus.verify import verify_dataset
+from crawl.warc import iter_warc_pages, write_warc
+from pipelines.cli import main as cli_main
+
+BODY = "<html lang='en'><head><title>Cider press</title></head><body><article><p>{}</p></article></body></html>"
+TEXT = "The old cider press in the village square still works every October, and everybody brings apples."
+LEGACY = "Le cidre bouché coûte environ six euros la bouteille ; le pommeau un peu plus, c'est l'été."
+
+
+def _make_warc(path):
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+
+        def resp(url, body: bytes, ctype, status="200 OK", extra=()):
+            hdrs = StatusAndHeaders(status, [("Content-Type", ctype), *extra], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=hdrs))
+
+        resp("http://a.test/press.html", BODY.format(TEXT).encode(), "text/html; charset=utf-8")
+        resp("http://a.test/legacy.html", BODY.format(LEGACY).encode("cp1252"), "text/html")
+        resp("http://a.test/img.png", b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png")
+        resp("http://a.test/secret.html", BODY.format(TEXT).encode(), "text/html", extra=[("X-Robots-Tag", "noindex")])
+        resp("http://a.test/bin.html", bytes(range(256)) * 4, "text/html")
+        w.write_record(w.create_warc_record("http://a.test/press.html", "request", payload=io.BytesIO(b"GET /")))
+
+
+def test_warc_import_cli_and_roundtrip(tmp_path, capsys):
+    src = str(tmp_path / "in.warc.gz")
+    _make_warc(src)
+    out = str(tmp_path / "out")
+    assert cli_main(["crawl", "--warc", src, "--out", out, "--quiet"]) == 0
+    capsys.readouterr()
+    pages_dir = os.path.join(out, "pages")
+    assert verify_dataset(pages_dir) == []
+    rows = {r["url"]: r for r in ShardDataset(pages_dir).iter_rows()}
+    assert set(rows) == {"http://a.test/press.html", "http://a.test/legacy.html", "http://a.test/secret.html"}
+    assert TEXT in rows["http://a.test/press.html"]["text"] and rows["http://a.test/press.html"]["source"] == "warc"
+    assert LEGACY in rows["http://a.test/legacy.html"]["text"]
+    secret = rows["http://a.test/secret.html"]
+    assert secret["robots_noindex"] and secret["text"] is None and not secret["training_allowed"]
+    # what a crawl keeps can be written back out as WARC and read again unchanged
+    again = str(tmp_path / "again.warc.gz")
+    assert write_warc(again, iter(rows.values())) == 2  # noindex pages keep no HTML
+    back = {r["url"]: r for r in iter_warc_pages(again)}
+    assert back["http://a.test/legacy.html"]["text"] == rows["http://a.test/legacy.html"]["text"]
+
+
+def test_bad_warc_paths_are_one_line_errors(tmp_path, capsys):
+    assert cli_main(["crawl", "--warc", str(tmp_path / "missing.warc"), "--out", str(tmp_path / "o")]) == 1
+    assert "not found" in capsys.readouterr().err
+    junk = tmp_path / "junk.warc"
+    junk.write_bytes(b"this is not a warc file at all")
+    c = Counter()
+    assert list(iter_warc_pages(str(junk), skipped=c)) == [] and sum(c.values()) >= 1
+
+
+def test_cli_bad_arguments(tmp_path, capsys):
+    assert cli_main(["crawl", "--seeds", "javascript:alert(1)", "--out", str(tmp_path / "x")]) == 1
+    err = capsys.readouterr().err
+    assert "no valid seed URL" in err and "Traceback" not in err
+    assert cli_main(["crawl", "--seeds", "http://a.test/", "--out", str(tmp_path / "y"), "--max-pages", "0"]) == 1
+    assert cli_main(["crawl", "--out", str(tmp_path / "z")]) == 1
