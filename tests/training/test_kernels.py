@@ -46,7 +46,7 @@ def rnd(*shape, dtype, scale=1.0, seed=0):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(3, 5, 37), (2, 130)])
+@pytest.mark.parametrize("shape", [(3, 5, 37), (2, 130), (130, 700)])
 def test_rms_norm(dtype, shape):
     x, w = rnd(*shape, dtype=dtype), rnd(shape[-1], dtype=dtype, seed=7)
     both(lambda impl: ops.rms_norm(x, w, 1e-5, impl=impl), (x, w), dtype)

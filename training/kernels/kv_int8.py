@@ -12,7 +12,7 @@ import triton.language as tl
 
 from training.kernels._triton_util import INTERPRET
 
-ROWS = 4 if INTERPRET else 16
+ROWS = 256 if INTERPRET else 16
 
 
 @triton.jit

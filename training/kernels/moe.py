@@ -19,7 +19,7 @@ from training.kernels._triton_util import INTERPRET, dot_precision, mma
 from training.kernels.swiglu import swiglu
 
 if INTERPRET:
-    BM, BN, BK, WARPS, STAGES = 16, 32, 32, 1, 1
+    BM, BN, BK, WARPS, STAGES = 16, 128, 128, 1, 1  # few, large programs for the interpreter
 else:
     BM, BN, BK, WARPS, STAGES = 64, 128, 64, 4, 3
 
@@ -87,19 +87,22 @@ def _gmm_wgrad(X, X_IDX, DY, DW, SEG_START, SEG_END, K, N, sxm, sdym,
 
 
 @triton.jit
-def _combine(Y, POS, W, OUT, D, KTOP, HAS_W: tl.constexpr, BLOCK_D: tl.constexpr):
-    """OUT[n] = sum_j W[n, j] * Y[POS[n, j]]."""
-    n = tl.program_id(0)
+def _combine(Y, POS, W, OUT, N, D, KTOP, HAS_W: tl.constexpr, ROWS: tl.constexpr,
+             BLOCK_D: tl.constexpr):
+    """OUT[n] = sum_j W[n, j] * Y[POS[n, j]] for a tile of tokens n."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
-    cm = cols < D
-    acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+    rm = rows < N
+    m = rm[:, None] & (cols < D)[None, :]
+    acc = tl.zeros([ROWS, BLOCK_D], dtype=tl.float32)
     for j in range(KTOP):
-        p = tl.load(POS + n * KTOP + j).to(tl.int64)
-        y = tl.load(Y + p * D + cols, mask=cm, other=0.0).to(tl.float32)
+        p = tl.load(POS + rows * KTOP + j, mask=rm, other=0).to(tl.int64)
+        y = tl.load(Y + p[:, None] * D + cols[None, :], mask=m, other=0.0).to(tl.float32)
         if HAS_W:
-            y = y * tl.load(W + n * KTOP + j).to(tl.float32)
+            y = y * tl.load(W + rows * KTOP + j, mask=rm, other=0.0).to(tl.float32)[:, None]
         acc += y
-    tl.store(OUT + n.to(tl.int64) * D + cols, acc.to(OUT.dtype.element_ty), mask=cm)
+    tl.store(OUT + rows[:, None].to(tl.int64) * D + cols[None, :], acc.to(OUT.dtype.element_ty),
+             mask=m)
 
 
 class Routing:
@@ -150,7 +153,7 @@ def _gmm_launch(a, r: Routing, w, gather: bool, transpose_w: bool = False):
 def _wgrad_launch(x, r: Routing, dy, gather: bool, dtype):
     K, N = x.shape[1], dy.shape[1]
     dw = torch.empty(r.E, K, N, dtype=dtype, device=x.device)
-    wbk, wbn = (32, 32) if INTERPRET else (64, 128)
+    wbk, wbn = (128, 128) if INTERPRET else (64, 128)
     _gmm_wgrad[(r.E, triton.cdiv(K, wbk), triton.cdiv(N, wbn))](
         x, r.tok, dy, dw, r.seg_start, r.seg_end, K, N, x.stride(0), dy.stride(0),
         GATHER=gather, PREC=dot_precision(x.dtype), BM=BM if INTERPRET else 32, BN=wbn, BK=wbk,
@@ -161,9 +164,11 @@ def _wgrad_launch(x, r: Routing, dy, gather: bool, dtype):
 def _combine_launch(y, r: Routing, w, N, dtype):
     D = y.shape[1]
     out = torch.empty(N, D, dtype=dtype, device=y.device)
-    bd = min(1024, triton.next_power_of_2(D))
-    _combine[(N, triton.cdiv(D, bd))](y, r.pos, w if w is not None else y, out, D, r.k,
-                                      HAS_W=w is not None, BLOCK_D=bd)
+    bd = triton.next_power_of_2(D) if INTERPRET else min(1024, triton.next_power_of_2(D))
+    rows = min(triton.next_power_of_2(N), max(1, 65536 // bd)) if INTERPRET else max(1, 1024 // bd)
+    _combine[(triton.cdiv(N, rows), triton.cdiv(D, bd))](
+        y, r.pos, w if w is not None else y, out, N, D, r.k, HAS_W=w is not None, ROWS=rows,
+        BLOCK_D=bd)
     return out
 
 

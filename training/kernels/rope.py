@@ -1,6 +1,6 @@
 """Fused rotary embedding for q and k (half-split layout), forward and backward.
 
-Reference: ``reference.apply_rope``. One program handles a block of (b, h, t) rows of one tensor;
+Reference: ``reference.apply_rope``. One program handles a tile of (b, h, t) rows of one tensor;
 the cos/sin row is picked from ``[Bc, T, D/2]`` (Bc = 1 broadcasts over the batch). The backward
 is the same rotation with ``-sin`` (the rotation is orthogonal), so one kernel serves both.
 """
@@ -16,22 +16,19 @@ from training.kernels._triton_util import INTERPRET
 @triton.jit
 def _rope(X, Y, COS, SIN, R, H, T, HALF, cos_batch_stride, sign,
           BLOCK_H: tl.constexpr, ROWS: tl.constexpr):
-    pid = tl.program_id(0)
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_H)
-    cm = cols < HALF
-    for r in range(ROWS):
-        row = pid * ROWS + r
-        if row < R:
-            b = row // (H * T)
-            t = row % T
-            crow = b * cos_batch_stride + t * HALF
-            c = tl.load(COS + crow + cols, mask=cm, other=0.0)
-            s = tl.load(SIN + crow + cols, mask=cm, other=0.0) * sign
-            base = row * 2 * HALF
-            x1 = tl.load(X + base + cols, mask=cm, other=0.0).to(tl.float32)
-            x2 = tl.load(X + base + HALF + cols, mask=cm, other=0.0).to(tl.float32)
-            tl.store(Y + base + cols, (x1 * c - x2 * s).to(Y.dtype.element_ty), mask=cm)
-            tl.store(Y + base + HALF + cols, (x2 * c + x1 * s).to(Y.dtype.element_ty), mask=cm)
+    m = (rows < R)[:, None] & (cols < HALF)[None, :]
+    b = rows // (H * T)
+    t = rows % T
+    crow = (b * cos_batch_stride + t * HALF)[:, None] + cols[None, :]
+    c = tl.load(COS + crow, mask=m, other=0.0)
+    s = tl.load(SIN + crow, mask=m, other=0.0) * sign
+    base = rows[:, None].to(tl.int64) * 2 * HALF + cols[None, :]
+    x1 = tl.load(X + base, mask=m, other=0.0).to(tl.float32)
+    x2 = tl.load(X + base + HALF, mask=m, other=0.0).to(tl.float32)
+    tl.store(Y + base, (x1 * c - x2 * s).to(Y.dtype.element_ty), mask=m)
+    tl.store(Y + base + HALF, (x2 * c + x1 * s).to(Y.dtype.element_ty), mask=m)
 
 
 def _table(t: torch.Tensor, B: int, T: int, half: int) -> tuple[torch.Tensor, int]:
@@ -49,10 +46,11 @@ def _launch(x, cos, sin, cbs, sign):
     xc = x.contiguous()
     y = torch.empty_like(xc)
     R = B * H * T
-    rows = 4 if INTERPRET else 8
+    BLOCK_H = triton.next_power_of_2(D // 2)
+    # the interpreter pays per program: one big tile; on a GPU ~2K elements per program
+    rows = min(triton.next_power_of_2(R), 65536 // BLOCK_H) if INTERPRET else max(1, 2048 // BLOCK_H)
     _rope[(triton.cdiv(R, rows),)](xc, y, cos, sin, R, H, T, D // 2, cbs, sign,
-                                   BLOCK_H=triton.next_power_of_2(D // 2), ROWS=rows,
-                                   num_warps=1 if D <= 128 else 2)
+                                   BLOCK_H=BLOCK_H, ROWS=rows, num_warps=4)
     return y
 
 
