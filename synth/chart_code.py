@@ -2,7 +2,8 @@
 
 The image stored in a row is produced by executing exactly the code stored beside it, so the
 code is runnable and faithful by construction (tests run it and compare bytes). Output is
-deterministic: Agg backend, explicit rcParams (incl. svg.hashsalt), PNG without Software metadata.
+deterministic: Agg backend, matplotlib's default style plus explicit rcParams (incl. svg.hashsalt;
+a user's matplotlibrc cannot leak in), PNG without Software metadata.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ PNG_COMPRESS = 3  # zlib level: 6 costs ~2x the encode time for ~10% smaller fil
 HEADER = '''"""{doc}"""
 import matplotlib
 matplotlib.use("Agg")
-from matplotlib import rc_context
+from matplotlib import rc_context, style
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
@@ -43,6 +44,7 @@ def _rc(style: dict[str, Any]) -> dict[str, Any]:
     fs = style["font_size"]
     return {
         "font.family": [style["font"], "DejaVu Sans"], "font.size": fs, "axes.titlesize": _half(fs * 1.25),
+        "axes.titley": 1.0, "axes.titlepad": 6.0,  # fixed title position: auto placement costs ~15% of a draw
         "axes.labelsize": fs, "xtick.labelsize": _half(fs * 0.9), "ytick.labelsize": _half(fs * 0.9),
         "legend.fontsize": _half(fs * 0.85), "figure.facecolor": fig_bg, "axes.facecolor": ax_bg,
         "savefig.facecolor": fig_bg, "text.color": fg, "axes.labelcolor": fg, "xtick.color": fg, "ytick.color": fg,
@@ -218,7 +220,7 @@ def chart_code(data: dict[str, Any], style: dict[str, Any]) -> str:
     src += f"COMPRESS = {PNG_COMPRESS}\n"
     src += f"STYLE = {_fmt_literal(_rc(style))}\n\n\n"
     src += "def draw(out='chart.png'):\n"
-    src += "    with rc_context(STYLE):\n"
+    src += "    with style.context('default'), rc_context(STYLE):  # ignore any local matplotlibrc\n"
     src += f"        fig = Figure(figsize=({fig_w}, {fig_h}), dpi={style['dpi']})\n"
     src += f"        fig.subplots_adjust(**{_margins(data, style)!r})\n"
     src += "        ax = fig.add_subplot()\n"

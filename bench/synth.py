@@ -1,0 +1,63 @@
+"""Synthetic data throughput: charts, tables and captioned scenes per second per core.
+
+Per-core rate = items / CPU seconds of this (single) process, so other load on a shared machine
+inflates wall time but much less the figure; wall time is printed too. Target: charts >= 20/s
+per core at 448x448 (issue 6).
+
+    .venv/bin/python bench/synth.py [--charts 60] [--tables 100] [--captions 200]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+TARGET_CHARTS_PER_S = 20.0
+
+
+def timed(fn, n: int, warm: int = 4):
+    for i in range(warm):
+        fn(10_000 + i)
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = [fn(i) for i in range(n)]
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--charts", type=int, default=60)
+    ap.add_argument("--tables", type=int, default=100)
+    ap.add_argument("--captions", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+
+    from synth.captions import make_captioned_scene
+    from synth.charts import make_chart
+    from synth.tables import make_generated_table
+
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    rows, cpu, wall = timed(lambda i: make_chart(a.seed, i, 448, 448), a.charts)
+    rate = a.charts / cpu
+    kb = sum(len(r["image"]) for r in rows) / len(rows) / 1024
+    print(f"charts   448x448: {rate:6.1f}/s per core (cpu {cpu:.1f}s, wall {wall:.1f}s, {kb:.0f} KB/png); "
+          f"target {TARGET_CHARTS_PER_S:.0f}/s -> ratio {rate / TARGET_CHARTS_PER_S:.2f}")
+    by_type: dict[str, list[float]] = collections.defaultdict(list)
+    for i in range(min(a.charts, 40)):  # per-type cost (second pass, warm caches)
+        c0 = time.process_time()
+        r = make_chart(a.seed + 1, i, 448, 448)
+        by_type[json.loads(r["meta_json"])["chart_type"]].append(time.process_time() - c0)
+    print("  per type (ms/chart): " + ", ".join(f"{t} {1000 * sum(v) / len(v):.0f}" for t, v in sorted(by_type.items())))
+    _, cpu, wall = timed(lambda i: make_generated_table(a.seed, i), a.tables)
+    print(f"tables          : {a.tables / cpu:6.1f}/s per core (cpu {cpu:.1f}s, wall {wall:.1f}s)")
+    _, cpu, wall = timed(lambda i: make_captioned_scene(a.seed, i, 224, 224), a.captions)
+    print(f"captions 224x224: {a.captions / cpu:6.1f}/s per core (cpu {cpu:.1f}s, wall {wall:.1f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
