@@ -35,15 +35,20 @@ def save_model_weights(model: torch.nn.Module, directory: str) -> None:
         json.dump(model.config.to_dict(), f, indent=1)
 
 
-def save_checkpoint(run_dir: str, step: int, model, optimizer, loader_state: dict, extra: dict,
-                    keep: int = 2) -> str:
+def save_checkpoint(run_dir: str, step: int, model_state: dict[str, torch.Tensor], model_config: dict,
+                    optimizer_states: list[dict], loader_state: dict, extra: dict, keep: int = 2) -> str:
+    """`optimizer_states`: one per rank (a single entry without distributed training)."""
+    from safetensors.torch import save_file
     root = ckpt_root(run_dir)
     os.makedirs(root, exist_ok=True)
     name = f"step-{step:08d}"
     final = os.path.join(root, name)
     tmp = os.path.join(root, f".{name}.tmp-{uuid.uuid4().hex[:8]}")
-    save_model_weights(model, tmp)
-    torch.save({"optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+    os.makedirs(tmp)
+    save_file({k: v.contiguous() for k, v in model_state.items()}, os.path.join(tmp, MODEL_FILE))
+    with open(os.path.join(tmp, CONFIG_FILE), "w") as f:
+        json.dump(model_config, f, indent=1)
+    torch.save({"optimizer_per_rank": optimizer_states, "torch_rng": torch.get_rng_state(),
                 "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []},
                os.path.join(tmp, TRAINER_FILE))
     with open(os.path.join(tmp, STATE_FILE), "w") as f:
@@ -95,10 +100,16 @@ def check_compatible(ckpt_dir: str, model) -> None:
 
 
 def load_model_weights(ckpt_dir: str, model) -> None:
-    from safetensors.torch import load_model
+    """Load weights; a model holding a subset of PT-MoE tracks takes just its own tracks."""
+    from safetensors.torch import load_file
     check_compatible(ckpt_dir, model)
     try:
-        load_model(model, os.path.join(ckpt_dir, MODEL_FILE), strict=True, device=str(next(model.parameters()).device))
+        saved = load_file(os.path.join(ckpt_dir, MODEL_FILE), device=str(next(model.parameters()).device))
+        own = model.state_dict()
+        missing = sorted(set(own) - set(saved))
+        if missing:
+            raise ValueError(f"missing tensors {missing[:3]}")
+        model.load_state_dict({k: saved[k] for k in own}, strict=True)
     except (OSError, RuntimeError, ValueError) as e:
         raise CidermillError(f"{ckpt_dir}/{MODEL_FILE}: cannot load weights ({str(e).splitlines()[0]})") from None
 

@@ -15,7 +15,7 @@ data:
 optim: {lr: 3.0e-3, weight_decay: 0.1, betas: [0.9, 0.95], eps: 1.0e-8, grad_clip: 1.0, grad_accum: 1}
 schedule: {warmup_steps: 20, decay: cosine, min_lr_ratio: 0.1}   # decay: cosine | linear | constant
 train: {steps: 300, seed: 0, out: out/run, log_every: 10, eval_every: 50, eval_batches: 4,
-        ckpt_every: 100, keep_checkpoints: 2, device: auto, tensorboard: false}
+        ckpt_every: 100, keep_checkpoints: 2, device: auto, tensorboard: false, parallel: none}
 distill: {teacher: CKPT_DIR, alpha: 0.5, temperature: 2.0, top_k: 0}   # optional
 ```
 """
@@ -74,6 +74,7 @@ class RunConfig:
     keep_checkpoints: int = 2
     device: str = "auto"
     tensorboard: bool = False
+    parallel: str = "none"       # none | ddp | fsdp | tracks (PT-MoE track parallel); under torchrun
 
 
 @dataclass

@@ -19,6 +19,8 @@ from training import checkpoint as ck
 from training.data.loader import PackedLoader
 from training.data.token_source import TokenSource
 from training.distill import distill_loss
+from training.distributed import (DistContext, clip_grad_norm, full_state_dict, init_distributed, mean_over_ranks,
+                                  sum_over_ranks, tracks_for_rank, wrap_data_parallel)
 from training.schedule import lr_at
 from training.train_config import TrainConfig
 
@@ -107,10 +109,21 @@ class Trainer:
         from training.models import build_model
         cfg = self.cfg
         os.makedirs(self.out, exist_ok=True)
+        ctx = init_distributed(cfg.train.parallel, self.device)
+        if ctx.mode != "none" and self.device.type == "cuda":
+            self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(self.device)
         mcfg = build_model_config(cfg)
         train_src, eval_src = build_sources(cfg, mcfg.vocab_size)
         torch.manual_seed(cfg.train.seed)
-        model = build_model(mcfg).to(self.device)
+        if ctx.mode == "tracks":
+            if mcfg.arch != "ptmoe":
+                raise ConfigError(f"train.parallel=tracks needs a PT-MoE model, got arch={mcfg.arch}")
+            model = build_model(mcfg, local_tracks=tracks_for_rank(mcfg.n_tracks, ctx.rank, ctx.world),
+                                group=ctx.group).to(self.device)
+        else:
+            model = build_model(mcfg).to(self.device)
+        inner = model
         teacher = None
         if cfg.distill.teacher:
             teacher = ck.load_model_from_checkpoint(cfg.distill.teacher, device=str(self.device))
@@ -124,31 +137,38 @@ class Trainer:
                                  {"params": no_decay, "weight_decay": 0.0}],
                                 lr=cfg.optim.lr, betas=tuple(cfg.optim.betas), eps=cfg.optim.eps,
                                 foreach=False)
-        loader = PackedLoader(train_src, cfg.data.seq_len, cfg.data.batch_size, seed=cfg.train.seed)
+        d_rank, d_world = ctx.data_rank
+        loader = PackedLoader(train_src, cfg.data.seq_len, cfg.data.batch_size, seed=cfg.train.seed,
+                              rank=d_rank, world_size=d_world)
         step = 0
         log_path = os.path.join(self.out, LOG_FILE)
         last = ck.latest_checkpoint(self.out) if self.resume else None
         if last:
             ck.load_model_weights(last, model)
             trainer_state, state = ck.load_trainer_state(last)
-            opt.load_state_dict(trainer_state["optimizer"])
+            per_rank = trainer_state["optimizer_per_rank"]
+            if len(per_rank) != ctx.world:
+                raise CidermillError(f"{last}: saved with {len(per_rank)} rank(s), resuming with {ctx.world}")
+            opt.load_state_dict(per_rank[ctx.rank])
             torch.set_rng_state(trainer_state["torch_rng"])
             loader.load_state_dict(state["loader"])
             step = int(state["step"])
             # drop log lines written after the checkpoint (a crash between checkpoint and log)
-            if os.path.exists(log_path):
+            if ctx.is_main and os.path.exists(log_path):
                 lines = [l for l in open(log_path) if l.strip() and json.loads(l).get("step", 0) <= step]
                 with open(log_path, "w") as f:
                     f.writelines(lines)
         else:
             if cfg.model.init_from:
                 ck.load_model_weights(cfg.model.init_from, model)
-            if os.path.exists(log_path):
+            if ctx.is_main and os.path.exists(log_path):
                 os.remove(log_path)
-        with open(os.path.join(self.out, "config.json"), "w") as f:
-            json.dump({"train": cfg.to_dict(), "model": mcfg.to_dict()}, f, indent=1, default=str)
+        model = wrap_data_parallel(model, ctx, self.device)
+        if ctx.is_main:
+            with open(os.path.join(self.out, "config.json"), "w") as f:
+                json.dump({"train": cfg.to_dict(), "model": mcfg.to_dict()}, f, indent=1, default=str)
         tb = None
-        if cfg.train.tensorboard:
+        if cfg.train.tensorboard and ctx.is_main:
             try:
                 from torch.utils.tensorboard import SummaryWriter
             except ImportError:
@@ -160,7 +180,7 @@ class Trainer:
         tokens_per_step = cfg.data.seq_len * cfg.data.batch_size * accum
         t_start, start_step = time.time(), step
         result: dict[str, Any] = {"resumed_from": step if last else None, "run_dir": self.out}
-        log = open(log_path, "a")
+        log = open(log_path, "a") if ctx.is_main else open(os.devnull, "w")
         try:
             while step < total:
                 lr = lr_at(step, cfg.optim.lr, total, cfg.schedule.warmup_steps, cfg.schedule.decay,
@@ -191,7 +211,9 @@ class Trainer:
                     loss.backward()
                     loss_sum += float((out.loss if teacher is None else main).detach()) / accum
                     aux_sum += float(out.aux_loss.detach()) / accum
-                gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip or float("inf"))
+                loss_sum = mean_over_ranks(loss_sum, ctx)
+                aux_sum = mean_over_ranks(sum_over_ranks(aux_sum, ctx), ctx)
+                gnorm = clip_grad_norm(model, cfg.optim.grad_clip, ctx)
                 if not torch.isfinite(gnorm):
                     raise CidermillError(f"step {step}: gradient norm is {float(gnorm)} (not finite); stopping")
                 opt.step()
@@ -213,11 +235,10 @@ class Trainer:
                     for k in ("loss", "aux_loss", "lr", "grad_norm", "eval_loss"):
                         if k in rec:
                             tb.add_scalar(k, rec[k], step)
-                if self.progress:
+                if self.progress and ctx.is_main:
                     self.progress(rec)
                 if cfg.train.ckpt_every and (step % cfg.train.ckpt_every == 0 or step == total):
-                    ck.save_checkpoint(self.out, step, model, opt, loader.state_dict(),
-                                       {"model_config": mcfg.to_dict()}, keep=cfg.train.keep_checkpoints)
+                    self._checkpoint(step, model, inner, opt, loader, ctx)
                 if self.stop_after is not None and step >= self.stop_after:
                     break
         finally:
@@ -225,10 +246,26 @@ class Trainer:
             if tb is not None:
                 tb.close()
         result.update({"steps": step, "final_loss": loss_sum if step > start_step else None,
-                       "params": sum(p.numel() for p in model.parameters()),
-                       "checkpoint": ck.latest_checkpoint(self.out)})
-        write_loss_report(self.out)
+                       "params": sum(p.numel() for p in inner.parameters()),
+                       "checkpoint": ck.latest_checkpoint(self.out), "rank": ctx.rank, "world": ctx.world})
+        if ctx.is_main:
+            write_loss_report(self.out)
         return result
+
+    def _checkpoint(self, step, model, inner, opt, loader, ctx: DistContext) -> None:
+        import torch.distributed as dist
+        state = full_state_dict(model, ctx)
+        opt_state = opt.state_dict()
+        if ctx.mode != "none":
+            opts: list = [None] * ctx.world
+            dist.all_gather_object(opts, opt_state)
+        else:
+            opts = [opt_state]
+        if ctx.is_main:
+            ck.save_checkpoint(self.out, step, state, inner.config.to_dict(), opts, loader.state_dict(),
+                               {"parallel": ctx.mode, "world": ctx.world}, keep=self.cfg.train.keep_checkpoints)
+        if ctx.mode != "none":
+            dist.barrier()
 
 
 def read_log(run_dir: str) -> list[dict]:
