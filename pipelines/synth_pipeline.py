@@ -26,6 +26,24 @@ BEAM_ABOVE = 5000          # engine="auto": Beam for larger runs
 CHUNK = 16                 # items per Beam work unit
 SHEET_ROWS = 12            # items on a report contact sheet
 WEB_COLUMNS = ["id", "url", "title", "language_hint", "tables"]
+HTML_COLUMNS = ["rendered_html_zstd", "raw_html_zstd"]  # read only when a dataset has no `tables` column
+
+
+def page_columns(schema_names: Sequence[str]) -> list[str]:
+    cols = [c for c in WEB_COLUMNS if c in schema_names]
+    if "tables" not in schema_names:
+        cols += [c for c in HTML_COLUMNS if c in schema_names]
+    return cols
+
+
+def page_tables(page: dict[str, Any]) -> list[dict[str, Any]]:
+    """The page's extracted tables, or tables parsed from its HTML when none were extracted."""
+    if page.get("tables") is not None:
+        return list(page["tables"])
+    from corpus.schemas import decompress_html
+    from synth.html_tables import parse_html_tables
+    blob = page.get("rendered_html_zstd") or page.get("raw_html_zstd")
+    return parse_html_tables(decompress_html(blob)) if blob else []
 
 
 @dataclass
@@ -94,7 +112,7 @@ def generate_item(cfg: SynthConfig, index: int) -> dict[str, Any]:
 def web_table_items(cfg: SynthConfig, page: dict[str, Any]) -> Iterable[tuple[str, Any]]:
     """('row', row) or ('drop', (reason, key, sample)) for every table of one crawled page."""
     from synth.tables import make_web_table, web_table_id
-    for k, t in enumerate(page.get("tables") or []):
+    for k, t in enumerate(page_tables(page)):
         try:
             row, reason, notes = make_web_table(cfg.seed, page, k, t, cfg.limits())
         except Exception as e:  # noqa: BLE001  (one bad table must not stop the run)
@@ -179,8 +197,7 @@ def _local(cfg: SynthConfig, out_dir: str, provenance: dict, workers: int, targe
     if cfg.pages:
         from corpus.reader import ShardDataset
         ds = ShardDataset(cfg.pages)
-        cols = [c for c in WEB_COLUMNS if c in ds.schema.names]
-        for page in ds.iter_rows(columns=cols):
+        for page in ds.iter_rows(columns=page_columns(ds.schema.names)):
             for tag, val in web_table_items(cfg, page):
                 (rows.append if tag == "row" else drops.append)(val)
     write_rows_deterministic(out_dir, rows, provenance, target_bytes, overwrite)
@@ -222,7 +239,9 @@ def _beam(cfg: SynthConfig, out_dir: str, provenance: dict, beam_args: Sequence[
                     else:
                         yield beam.pvalue.TaggedOutput("drops", val)
                 yield beam.pvalue.TaggedOutput("stats", row_stats(kind, got_rows, drops))
-            web_out = (p | "ReadPages" >> ReadShards(cfg.pages, columns=WEB_COLUMNS)
+            from corpus.reader import ShardDataset
+            cols = page_columns(ShardDataset(cfg.pages).schema.names)
+            web_out = (p | "ReadPages" >> ReadShards(cfg.pages, columns=cols)
                        | "WebTables" >> beam.FlatMap(web).with_outputs("stats", "drops", main="rows"))
             rows.append(web_out.rows)
             stats.append(web_out.stats)

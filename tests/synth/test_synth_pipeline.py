@@ -119,3 +119,17 @@ def test_ids_stable_and_unique(tmp_path):
     run_synth("captions", 12, out, seed=5, contact_sheets=False)
     ids = [r["id"] for r in ShardDataset(out).iter_rows(columns=["id"])]
     assert sorted(ids) == [f"synth-caption-5-{i:08d}" for i in range(12)]
+
+
+def test_pages_without_tables_column_are_parsed_from_html(tmp_path):
+    from corpus.schemas import compress_html
+    schema = pa.schema([f for f in PAGES if f.name != "tables"])
+    html = ("<table><tr><th>Item</th><th>Price</th></tr><tr><td>Tea</td><td>$3.50</td></tr>"
+            "<tr><td>Cake</td><td>$4.25</td></tr></table>")
+    pages = str(tmp_path / "p")
+    write_dataset(pages, "pages", pa.Table.from_pylist(
+        [{"id": "x", "url": "http://example.test/x", "raw_html_zstd": compress_html(html)}], schema=schema))
+    out = str(tmp_path / "o")
+    assert run_synth("tables", 0, out, pages=pages)["rows"] == 1
+    meta = json.loads(ShardDataset(out)[0]["meta_json"])
+    assert meta["table"] == [["Item", "Price"], ["Tea", "$3.50"], ["Cake", "$4.25"]]
