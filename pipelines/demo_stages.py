@@ -1,0 +1,105 @@
+"""The stages `cidermill demo` runs, in order, each through the same CLI verb a user would run.
+
+Each stage is (name, verb it needs, function(demo, site_url) -> one-line detail).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+
+def _p(demo, *parts: str) -> str:
+    return os.path.join(demo.out, *parts)
+
+
+def crawl(demo, url: str) -> str:
+    out = _p(demo, "crawl")
+    demo.verb("crawl", "--seeds", url + "/", "--out", out, "--allow-private", "--render", "auto",
+              "--max-pages", "220", "--max-depth", "4", "--timeout", "4", "--delay", "0", "--quiet", beam=True)
+    demo.add_dataset(os.path.join(out, "pages"))
+    demo.add_dataset(os.path.join(out, "log"))
+    from corpus.reader import open_dataset
+    pages = open_dataset(os.path.join(out, "pages"))
+    rendered = sum(1 for r in pages.iter_rows(["rendered"]) if r["rendered"])
+    return f"{len(pages)} pages ({rendered} rendered in Chromium) -> {out}/pages"
+
+
+def text(demo, url: str) -> str:
+    out = _p(demo, "text")
+    demo.verb("text", "--in", _p(demo, "crawl", "pages"), "--out", out, beam=True)
+    demo.add_dataset(out)
+    from corpus.manifest import read_manifest
+    kept = read_manifest(out).rows
+    rej = out + ".rejected"
+    dropped = read_manifest(rej).rows if os.path.exists(os.path.join(rej, "_manifest.json")) else 0
+    if dropped:
+        demo.add_dataset(rej)
+    return f"{kept} documents kept, {dropped} dropped with reasons -> {out}"
+
+
+def synth(demo, url: str) -> str:
+    n = {"charts": 200, "captions": 400}
+    for kind, count in n.items():
+        demo.verb("synth", kind, "--n", str(count), "--out", _p(demo, "synth", kind), "--seed", "0")
+        demo.add_dataset(_p(demo, "synth", kind))
+    demo.verb("synth", "tables", "--n", "40", "--pages", _p(demo, "crawl", "pages"), "--out",
+              _p(demo, "synth", "tables"), "--seed", "0")
+    demo.add_dataset(_p(demo, "synth", "tables"))
+    return f"{n['charts']} charts, {n['captions']} captioned scenes, tables with QA -> {demo.out}/synth"
+
+
+def clip(demo, url: str) -> str:
+    out = _p(demo, "clip", "tiny-clip.safetensors")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    demo.verb("train-clip", "--pairs", _p(demo, "synth", "captions"), _p(demo, "synth", "charts"), "--out", out)
+    return f"tiny CLIP trained on the synthetic pairs -> {out}"
+
+
+def images(demo, url: str) -> str:
+    out = _p(demo, "images")
+    ckpt = _p(demo, "clip", "tiny-clip.safetensors")
+    args = ["images", "--pages", _p(demo, "crawl", "pages"), "--out", out, "--allow-private"]
+    if os.path.exists(ckpt):
+        args += ["--clip-checkpoint", ckpt]
+    demo.verb(*args, beam=True)
+    for sub in ("pairs", "interleaved"):
+        if os.path.exists(os.path.join(out, sub, "_manifest.json")):
+            demo.add_dataset(os.path.join(out, sub))
+    return f"image-text pairs and interleaved documents -> {out}"
+
+
+def train(demo, url: str) -> str:
+    tok, tokens, run = _p(demo, "tokenizer"), _p(demo, "tokens"), _p(demo, "train")
+    demo.verb("tokenizer", "train", "--in", _p(demo, "text"), "--vocab", "2048", "--out", tok)
+    demo.verb("tokenize", "--in", _p(demo, "text"), "--out", tokens, "--tokenizer", tok, "--mixture", "web", beam=True)
+    demo.add_dataset(tokens)
+    os.makedirs(run, exist_ok=True)
+    cfg = {"model": {"preset": "ptmoe-tiny", "overrides": {"vocab_size": "auto", "max_seq_len": 128}},
+           "data": {"seq_len": 64, "batch_size": 8, "tokenizer": tok,
+                    "mixture": [{"name": "web", "path": tokens, "weight": 1.0}], "eval": {"holdout_permille": 100}},
+           "optim": {"lr": 3e-3, "weight_decay": 0.1, "grad_clip": 1.0},
+           "schedule": {"warmup_steps": 20, "decay": "cosine", "min_lr_ratio": 0.1},
+           "train": {"steps": 240, "seed": 0, "out": run, "log_every": 10, "eval_every": 60, "eval_batches": 2,
+                     "ckpt_every": 60}}
+    cfg_path = os.path.join(run, "train.yaml")
+    with open(cfg_path, "w") as f:
+        json.dump(cfg, f, indent=1)  # JSON is valid YAML
+    demo.verb("train", "--config", cfg_path, "--no-resume", "--stop-after", "120")
+    print("(stopped at step 120 on purpose; resuming from the checkpoint)")
+    demo.verb("train", "--config", cfg_path)
+    from training.trainer import read_log
+    log = read_log(run)
+    first, last = log[0]["loss"], log[-1]["loss"]
+    from pipelines.report_page import render_report
+    render_report(run)
+    return f"tiny PT-MoE: loss {first:.2f} -> {last:.2f} over {log[-1]['step']} steps (resumed at 120) -> {run}"
+
+
+STAGES = [
+    ("crawl", "crawl", crawl),
+    ("text", "text", text),
+    ("synth", "synth", synth),
+    ("clip", "train-clip", clip),
+    ("images", "images", images),
+    ("train", "train", train),
+]
