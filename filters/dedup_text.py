@@ -30,25 +30,37 @@ _CHAR_WORD_RANGES = (
 )
 _WORD_RE = re.compile(f"[{_CHAR_WORD_RANGES}]|[^\\s{_CHAR_WORD_RANGES}]+")
 
-# Every code point whose Unicode category is punctuation (P*) or symbol (S*) becomes a space.
-_PUNCT_TABLE: dict[int, str] | None = None
+class _PunctToSpace(dict):
+    """str.translate table filled lazily: punctuation (P*) and symbols (S*) -> space, others kept."""
+
+    def __missing__(self, cp: int):
+        value = " " if unicodedata.category(chr(cp))[0] in "PS" else cp
+        self[cp] = value
+        return value
 
 
-def _punct_table() -> dict[int, str]:
-    global _PUNCT_TABLE
-    if _PUNCT_TABLE is None:
-        import sys
-        _PUNCT_TABLE = {cp: " " for cp in range(sys.maxunicode + 1)
-                        if unicodedata.category(chr(cp))[0] in "PS"}
-    return _PUNCT_TABLE
+_PUNCT_TO_SPACE = _PunctToSpace()
+# The ASCII part of the same mapping as a bytes table (bytes >= 128, i.e. UTF-8 multibyte
+# sequences, map to themselves): bytes.translate is one C table lookup per byte.
+_ASCII_TABLE = bytes(32 if c < 128 and unicodedata.category(chr(c))[0] in "PS" else c for c in range(256))
+_NON_ASCII_RUN_RE = re.compile(r"[^\x00-\x7f]+")
+_NON_SPACED_RE = re.compile(f"[{_CHAR_WORD_RANGES}]")
+
+
+def _map_non_ascii(m: re.Match) -> str:
+    return m.group().translate(_PUNCT_TO_SPACE)
 
 
 def normalize_text(text: str | None) -> str:
     """NFKC, case-fold, punctuation/symbols -> space, whitespace collapsed. None -> ""."""
     if not text:
         return ""
-    t = unicodedata.normalize("NFKC", text).casefold()
-    t = t.translate(_punct_table())
+    if text.isascii():  # NFKC is the identity on ASCII
+        t = text.lower().encode("ascii").translate(_ASCII_TABLE).decode("ascii")
+    else:
+        t = unicodedata.normalize("NFKC", text).casefold()
+        t = t.encode("utf-8", "replace").translate(_ASCII_TABLE).decode("utf-8", "replace")
+        t = _NON_ASCII_RUN_RE.sub(_map_non_ascii, t)
     return " ".join(t.split())
 
 
@@ -62,6 +74,8 @@ def exact_hash(text: str | None) -> str:
 
 def split_words(normalized: str) -> list[str]:
     """Words of already-normalised text; CJK/Thai-like scripts give one word per character."""
+    if normalized.isascii() or not _NON_SPACED_RE.search(normalized):
+        return normalized.split()
     return _WORD_RE.findall(normalized)
 
 
@@ -78,6 +92,16 @@ _POSITION_MULTIPLIERS = np.array(
     dtype=np.uint64)
 
 
+_WORD_HASHES: dict[str, int] = {}  # word -> xxh64; a pure cache, cleared when it grows too big
+_WORD_CACHE_MAX = 1_000_000
+
+
+def _hash_word(w: str) -> int:
+    h = xxhash.xxh64_intdigest(w.encode("utf-8"))
+    _WORD_HASHES[w] = h
+    return h
+
+
 def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
     """uint32 hashes of the word n-grams of `words` (order matters inside an n-gram).
 
@@ -89,7 +113,13 @@ def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
     n = len(words)
     if n == 0:
         return np.zeros(0, dtype=np.uint32)
-    wh = np.fromiter((xxhash.xxh64_intdigest(w.encode("utf-8")) for w in words), dtype=np.uint64, count=n)
+    cache = _WORD_HASHES
+    if len(cache) > _WORD_CACHE_MAX:
+        cache.clear()
+    vals = list(map(cache.get, words))
+    if None in vals:
+        vals = [_hash_word(w) if v is None else v for w, v in zip(words, vals)]
+    wh = np.array(vals, dtype=np.uint64)
     k = min(ngram, n)
     m = n - k + 1
     acc = np.zeros(m, dtype=np.uint64)

@@ -40,6 +40,14 @@ class MinHasher:
         self.a = np.asarray(a, dtype=np.uint32)
         self.b = np.asarray(b, dtype=np.uint32)
 
+    def _permuted(self, hv: np.ndarray) -> np.ndarray:
+        """(num_perm, len(hv)) matrix a_k * h + b_k mod 2^32; permutation-major so that the
+        per-document minimum runs over contiguous memory (about 3x faster than shingle-major)."""
+        phv = np.empty((self.num_perm, len(hv)), dtype=np.uint32)
+        np.multiply(self.a[:, None], hv[None, :], out=phv)
+        phv += self.b[:, None]
+        return phv
+
     def signature(self, hashes: np.ndarray) -> np.ndarray:
         return self.signatures([hashes])[0]
 
@@ -60,14 +68,11 @@ class MinHasher:
             if len(idx) == 1 and total > max_rows:  # one document longer than a chunk: fold slices
                 hv = _fmix32(np.asarray(hash_sets[idx[0]], dtype=np.uint32))
                 for lo in range(0, len(hv), max_rows):
-                    part = hv[lo:lo + max_rows]
-                    phv = part[:, None] * self.a[None, :] + self.b[None, :]
-                    out[idx[0]] = np.minimum(out[idx[0]], phv.min(axis=0))
+                    out[idx[0]] = np.minimum(out[idx[0]], self._permuted(hv[lo:lo + max_rows]).min(axis=1))
             elif idx:
                 hv = _fmix32(np.concatenate([np.asarray(hash_sets[i], dtype=np.uint32) for i in idx]))
                 offsets = np.concatenate(([0], np.cumsum(lengths[idx])[:-1]))
-                phv = hv[:, None] * self.a[None, :] + self.b[None, :]
-                out[idx] = np.minimum.reduceat(phv, offsets, axis=0)
+                out[idx] = np.minimum.reduceat(self._permuted(hv), offsets, axis=1).T
             start = end
         return out
 
@@ -97,9 +102,15 @@ def lsh_params(threshold: float = 0.8, num_perm: int = 128, false_positive_weigh
 
 
 def resolve_bands_rows(num_perm: int, bands: int | None, rows: int | None, threshold: float) -> tuple[int, int]:
-    """Fill in whichever of bands/rows is missing; checks bands*rows <= num_perm."""
+    """Fill in whichever of bands/rows is missing; checks bands*rows <= num_perm.
+
+    Default: datasketch's optimum with false positives weighted 0.05, i.e. 16 x 8 for 128
+    permutations at 0.8 (a pair at Jaccard 0.8 shares a bucket with probability 0.95, one at 0.5
+    with 0.06). Recall is what LSH must provide: every candidate is verified by signature Jaccard
+    over all num_perm minima, so a false candidate only costs time. On SPDX licence texts 16 x 8
+    gives pair F1 0.948 vs 0.932 for datasketch's balanced 11 x 11 (bench/dedup.py)."""
     if bands is None and rows is None:
-        bands, rows = lsh_params(threshold, num_perm, 0.3)
+        bands, rows = lsh_params(threshold, num_perm, 0.05)
     elif bands is None:
         bands = num_perm // rows
     elif rows is None:
