@@ -146,7 +146,7 @@ class WaveCrawler:
     # -- rows ----------------------------------------------------------------------------------
     def _log(self, e: dict, decision: str, reason: str | None = None, detail: str = "", res: FetchResult | None = None,
              **extra) -> dict[str, Any]:
-        row = {"id": log_id(e["url"], None, "decision"), "url": e["url"], "host": e.get("host") or host_of(e["url"]),
+        row = {"id": log_id(e["url"], f"wave {self.wave}", "decision"), "url": e["url"], "host": e.get("host") or host_of(e["url"]),
                "depth": e.get("depth", 0), "parent": e.get("parent"), "wave": self.wave, "decision": decision,
                "reason": reason, "detail": (detail or "")[:500], "status": res.status if res else None,
                "fetch_ms": res.fetch_ms if res else None, "bytes": len(res.body) if res else None,

@@ -49,6 +49,7 @@ def _crawl_fn_class():
 
         def __init__(self, config_json: dict, wave: int):
             self.config_json, self.wave = config_json, wave
+            self.driver_pid = os.getpid()
             self.crawler = None
 
         def setup(self):
@@ -66,7 +67,12 @@ def _crawl_fn_class():
                 yield beam.pvalue.TaggedOutput("links", ln)
 
         def teardown(self):
-            self.crawler = None  # shared across waves in this process; the driver closes it
+            # In the driver's process the crawler (robots cache, browser) is kept for the next wave
+            # and closed by the driver; a separate worker process closes its own now.
+            if os.getpid() != self.driver_pid:
+                from crawl.crawler import close_shared
+                close_shared()
+            self.crawler = None
 
     return CrawlWaveFn
 

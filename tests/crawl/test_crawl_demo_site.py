@@ -201,7 +201,7 @@ def test_resume_fetches_nothing_twice(tmp_path, capsys):
     with DemoSite() as site:
         common = ["crawl", "--out", out, "--allow-private", "--delay", "0", "--max-depth", "2", "--render", "never",
                   "--no-sitemaps", "--quiet"]
-        assert cli_main(common + ["--seeds", site.url + "/", "--max-pages", "6"]) == 0
+        assert cli_main(common + ["--seeds", site.url + "/", "--max-pages", "6", "--write-warc"]) == 0
         first = [p for p in site.requested_paths() if p != "/robots.txt"]
         assert cli_main(common + ["--seeds", site.url + "/", "--max-pages", "6"]) == 1  # exists: needs --resume
         assert cli_main(common + ["--resume", "--max-pages", "15"]) == 0
@@ -209,6 +209,9 @@ def test_resume_fetches_nothing_twice(tmp_path, capsys):
         allp = [p for p in site.requested_paths() if p != "/robots.txt"]
     capsys.readouterr()
     assert len(first) == 6 and len(allp) == 15
+    from crawl.warc import iter_warc_pages
+    warcs = sorted(os.listdir(os.path.join(out, "warc")))
+    assert warcs and list(iter_warc_pages(os.path.join(out, "warc", warcs[0])))
     assert len(set(allp)) == len(allp)
     rows = list(ShardDataset(os.path.join(out, "pages")).iter_rows(["id", "url"]))
     assert len({r["id"] for r in rows}) == len(rows) and 10 <= len(rows) <= 15  # 404s are logged, not pages
