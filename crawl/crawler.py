@@ -57,6 +57,7 @@ class CrawlConfig:
     sitemaps: bool = True
     fast_extract: bool = True               # trafilatura without fallbacks: better F1 on aeb, 2x faster
     keep_raw_html: bool = True
+    progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,6 +106,9 @@ class WaveCrawler:
         self._render_lock = threading.Lock()
         self.clocks: dict[str, HostClock] = {}
         self._sitemaps_done: set[str] = set()
+        self._done = 0
+        self._total = 0
+        self._last_report = 0.0
         self._sitemap_lock = threading.Lock()
 
     # -- shared pieces ------------------------------------------------------------------------
@@ -163,7 +167,22 @@ class WaveCrawler:
                 self._crawl_one(e, out)
             except Exception as ex:  # noqa: BLE001  (one bad page never stops the crawl)
                 out.log.append(self._log(e, "skipped", "internal_error", f"{type(ex).__name__}: {ex}"))
+            self._tick()
         return out
+
+    def _tick(self) -> None:
+        every = self.config.progress_every
+        if not every:
+            return
+        import time  # noqa: PLC0415
+        with self._render_lock:
+            self._done += 1
+            now = time.monotonic()
+            if now - self._last_report < every and self._done < self._total:
+                return
+            self._last_report = now
+            done, total = self._done, self._total
+        print(f"[crawl] wave {self.wave}: {done}/{total} URLs done", flush=True)
 
     def _sitemap_links(self, url: str, out: WaveOutput) -> None:
         with self._sitemap_lock:  # once per origin, however many seeds share it
@@ -284,6 +303,7 @@ class WaveCrawler:
     def crawl(self, entries: list[dict], wave: int | None = None) -> WaveOutput:
         if wave is not None:
             self.wave = wave
+        self._done, self._total = 0, len(entries)
         by_host: dict[str, list[dict]] = {}
         for e in entries:
             by_host.setdefault(e.get("host") or host_of(e["url"]), []).append(e)

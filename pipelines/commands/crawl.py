@@ -73,7 +73,8 @@ def run(args, beam_args) -> int:
                      agent_string=f"{args.user_agent}/0.1 (cidermill)", honour_crawl_delay=not args.ignore_crawl_delay,
                      max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
-                     sitemaps=not args.no_sitemaps, skip_media=not args.keep_media)
+                     sitemaps=not args.no_sitemaps, skip_media=not args.keep_media,
+                     progress_every=0.0 if args.quiet else 10.0)
     fc = FrontierConfig(max_pages_per_host=args.max_pages_per_host, wave_size=args.wave_size, scope=args.scope,
                         include=args.include, exclude=args.exclude)
     pages, summary = run_crawl(seeds, args.out, allow_private=args.allow_private, render=args.render,

@@ -58,3 +58,15 @@ def test_frontier_budgets_scope_and_seen_set():
     assert f.pending  # what was not crawled stays queued (logged as "limit" at the end)
     f.config.max_pages_per_host = 0
     assert len(f.select()) == 1  # total budget of 5 pages
+
+
+def test_include_exclude_patterns():
+    f = Frontier(FrontierConfig(include=[r"/en/"], exclude=[r"\.pdf$"]))
+    f.add_seed("http://a.test/")
+    assert f.add("http://a.test/en/x.html", 1, None, "link") is None
+    assert f.add("http://a.test/de/x.html", 1, None, "link") == "excluded"
+    assert f.add("http://a.test/en/x.pdf", 1, None, "link") == "excluded"
+    import pytest
+    from corpus.errors import ConfigError
+    with pytest.raises(ConfigError):
+        Frontier(FrontierConfig(include=["(unclosed"]))
