@@ -513,6 +513,46 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
     return final, docs
 
 
+DEMO_CLIP_VERSION = "demo-tiny-clip-v1"
+
+
+def clip_cache_dir() -> str:
+    return os.path.join(os.environ.get("CIDERMILL_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                           "cidermill"), "clip")
+
+
+def default_clip_checkpoint(n: int = 1500, steps: int = 300, seed: int = 0, log=print) -> str:
+    """The demo's default CLIP scorer: cidermill-tiny-clip trained by `train_clip` on synthetic captioned
+    scenes (`cidermill synth captions`), built on first use and cached (the checkpoint is ~11 MB, so
+    it is not shipped in the repository). Falls back to colored-shape pairs if synth is unavailable."""
+    import tempfile  # noqa: PLC0415
+
+    from training.clip.train import train_clip  # noqa: PLC0415
+
+    path = os.path.join(clip_cache_dir(), f"{DEMO_CLIP_VERSION}-n{n}-s{steps}-seed{seed}.safetensors")
+    if os.path.isfile(path):
+        return path
+    os.makedirs(clip_cache_dir(), exist_ok=True)
+    if log:
+        log(f"images: training the default CLIP scorer once ({n} synthetic pairs, {steps} steps); cached at {path}")
+    with tempfile.TemporaryDirectory(prefix="cidermill-clip-") as tmp:
+        pairs = os.path.join(tmp, "pairs")
+        try:
+            from pipelines.synth_pipeline import run_synth  # noqa: PLC0415
+
+            run_synth("captions", n, pairs, seed, None, engine="local", workers=1, overwrite=True,
+                      progress=False, contact_sheets=False, width=128, height=128)
+        except ImportError:
+            from training.clip.toy_pairs import write_toy_pairs  # noqa: PLC0415
+
+            write_toy_pairs(pairs, n, seed=seed, overwrite=True)
+        train_clip(pairs, path + ".partial.safetensors", steps=steps, seed=seed, log=log)
+    os.replace(path + ".partial.safetensors", path)
+    if os.path.exists(path + ".partial.safetensors.metrics.json"):
+        os.replace(path + ".partial.safetensors.metrics.json", path + ".metrics.json")
+    return path
+
+
 def check_pages_dataset(pages_dir: str) -> None:
     from corpus.reader import ShardDataset  # noqa: PLC0415
 
@@ -562,5 +602,5 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
             "images": rep.stages["images"].to_json() if "images" in rep.stages else {}}
 
 
-__all__ = ["ImagesConfig", "run_images", "build_images_pipeline", "page_refs", "make_pairs", "interleaved_doc",
+__all__ = ["ImagesConfig", "run_images", "default_clip_checkpoint", "build_images_pipeline", "page_refs", "make_pairs", "interleaved_doc",
            "PAIRS_OUT", "INTERLEAVED_OUT"]

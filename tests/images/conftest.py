@@ -137,7 +137,7 @@ def tiny_clip(tmp_path_factory):
     from training.clip.train import train_clip
 
     d = tmp_path_factory.mktemp("clip")
-    pairs = write_toy_pairs(str(d / "pairs"), 600, seed=1)
+    pairs = write_toy_pairs(str(d / "pairs"), 400, seed=1, size=64)
     out = str(d / "tiny.safetensors")
-    result = train_clip(pairs, out, steps=80, seed=0, batch_size=48, lr=2e-3, warmup=8, log=None)
+    result = train_clip(pairs, out, steps=60, seed=0, batch_size=32, lr=2e-3, warmup=6, heldout=0.15, log=None)
     return out, result

@@ -1,0 +1,145 @@
+"""`cidermill images` end to end on a local image site: every bad input dropped with its reason,
+duplicates and mismatched texts removed, interleaved documents in order, report figures, and the
+same output with two worker processes."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import write_pages  # tests/images/conftest.py (pytest puts this dir on sys.path)
+from corpus.reader import ShardDataset
+from corpus.report import read_report, report_dir
+from corpus.verify import verify_dataset
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def images_run(image_site, tiny_clip, tmp_path_factory):
+    from pipelines.cli import main
+
+    base, cases, _ = image_site
+    d = tmp_path_factory.mktemp("images")
+    pages = write_pages(str(d / "pages"), base, cases)
+    out = str(d / "out")
+    args = ["images", "--pages", pages, "--out", out, "--clip-checkpoint", tiny_clip[0], "--allow-private",
+            "--delay", "0", "--clip-batch-size", "8"]
+    assert main(args) == 0
+    return pages, out, cases, args
+
+
+def rows_by_name(out):
+    ds = ShardDataset(os.path.join(out, "pairs"))
+    by = {}
+    for r in ds.iter_rows():
+        by.setdefault((r["image_url"].rsplit("/", 1)[1], r["text_source"]), r)
+    return by
+
+
+def test_every_case_gets_its_reason(images_run):
+    _, out, cases, _ = images_run
+    by = rows_by_name(out)
+    for name, case in cases.items():
+        row = by[(name, "alt")]
+        want = case["expect"]
+        if want in (None, "clip_low_score", "any") or want.startswith("duplicate"):
+            continue
+        assert row["drop_reason"] == want, (name, row["drop_reason"], row["meta_json"])
+    assert by[("corrupt.jpg", "alt")]["drop_reason"] in ("image_corrupt", "image_truncated", "image_not_an_image")
+    assert by[("anim.gif", "alt")]["orig_format"] == "GIF" and json.loads(by[("anim.gif", "alt")]["meta_json"])["animated"]
+    for (name, _), r in by.items():
+        if r["drop_reason"] is None:
+            assert r["image"] and r["mime"] == "image/jpeg" and r["clip_score"] is not None
+            assert max(r["width"], r["height"]) <= 512 and len(r["sha256"]) == 64
+
+
+def test_duplicates_keep_one_deterministic_survivor(images_run):
+    _, out, _, _ = images_run
+    by = rows_by_name(out)
+    a, b = by[("good0.png", "alt")], by[("dup_exact.png", "alt")]
+    dropped, kept = (a, b) if a["drop_reason"] else (b, a)
+    assert dropped["drop_reason"] == "duplicate_image_exact" and kept["drop_reason"] is None
+    assert json.loads(dropped["meta_json"])["duplicate_of"] == kept["id"] == min(a["id"], b["id"])
+    a, b = by[("good1.png", "alt")], by[("dup_near.jpg", "alt")]
+    assert sorted([a["drop_reason"] or "", b["drop_reason"] or ""]) == ["", "duplicate_image_near"]
+
+
+def test_clip_filter_drops_the_mismatched_text(images_run):
+    _, out, _, _ = images_run
+    by = rows_by_name(out)
+    mis = by[("mismatch.png", "alt")]
+    goods = [by[(f"good{i}.png", "alt")]["clip_score"] for i in range(2, 6)]
+    assert mis["clip_score"] < min(goods)
+    assert mis["drop_reason"] == "clip_low_score"
+    cap = by[("captioned.png", "caption")]
+    assert cap["text"].startswith("A ") and cap["drop_reason"] is None
+    rep = read_report(os.path.join(out, "pairs"))
+    assert rep.info["clip_cut"] is not None and mis["clip_score"] < rep.info["clip_cut"] <= min(goods)
+
+
+def test_interleaved_documents_keep_images_in_place(images_run):
+    pages, out, cases, _ = images_run
+    docs = list(ShardDataset(os.path.join(out, "interleaved")).iter_rows())
+    assert len(docs) == len(ShardDataset(pages))
+    shas = {r["sha256"] for r in ShardDataset(os.path.join(out, "pairs")).iter_rows(["sha256"]) if r["sha256"]}
+    total_kept = 0
+    for doc in docs:
+        items = doc["items"]
+        assert items[-1]["type"] == "text" and items[-1]["text"].endswith("The end.")
+        imgs = [it for it in items if it["type"] == "image"]
+        assert len(imgs) == doc["images_kept"] <= doc["images_in"]
+        total_kept += len(imgs)
+        for k, it in enumerate(items):
+            if it["type"] == "image":
+                assert it["image_sha256"] in shas and it["clip_score"] >= 0.1
+                j = int(items[k - 1]["text"].split()[1]) if k and items[k - 1]["type"] == "text" else None
+                assert j is not None   # an image follows the paragraph it was placed after
+        names = [it["image_src"].rsplit("/", 1)[1] for it in imgs]
+        assert not any(n in names for n in ("zero.jpg", "html.jpg", "bomb.png", "missing.png"))
+    assert total_kept >= 5
+
+
+def test_report_and_dataset_integrity(images_run):
+    _, out, cases, _ = images_run
+    pairs = os.path.join(out, "pairs")
+    assert verify_dataset(pairs) == [] and verify_dataset(os.path.join(out, "interleaved")) == []
+    rep = read_report(pairs)
+    assert rep.stages["pairs"].rows_in == len(cases) + 1          # + the figcaption pair
+    assert rep.stages["images"].rows_in == len(cases)
+    assert rep.stages["pairs"].histograms["clip_score"].counts
+    figs = {f["path"] for f in rep.figures}
+    assert "plots/clip_score_hist.png" in figs and "plots/sheet_kept.png" in figs
+    assert "plots/sheet_image_is_html.png" in figs
+    for f in figs:
+        with open(os.path.join(report_dir(pairs), f), "rb") as fh:
+            assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    dropped = os.listdir(os.path.join(report_dir(pairs), "dropped"))
+    assert "image_truncated.jsonl" in dropped
+
+
+def test_same_output_with_two_worker_processes(images_run, tmp_path):
+    from pipelines.cli import main
+
+    pages, out, _, args = images_run
+    out2 = str(tmp_path / "out2")
+    args2 = [a if a != out else out2 for a in args] + ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
+    assert main(args2) == 0
+    for sub in ("pairs", "interleaved"):
+        a = ShardDataset(os.path.join(out, sub)).to_table().sort_by("id")
+        b = ShardDataset(os.path.join(out2, sub)).to_table().sort_by("id")
+        assert a.equals(b), sub
+
+
+def test_clear_errors(images_run, tmp_path, capsys):
+    from pipelines.cli import main
+
+    pages, _, _, _ = images_run
+    assert main(["images", "--pages", str(tmp_path / "nope"), "--out", str(tmp_path / "o"),
+                 "--clip-model", "cidermill-tiny-clip", "--clip-random-init"]) == 1
+    assert main(["images", "--pages", pages, "--out", str(tmp_path / "o"), "--clip-model", "ViT-B-32"]) == 1
+    assert main(["images", "--pages", pages, "--out", str(tmp_path / "o"),
+                 "--clip-checkpoint", str(tmp_path / "missing.safetensors")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("error:") == 3
