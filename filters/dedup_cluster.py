@@ -17,8 +17,7 @@ from typing import Hashable, Iterable, Sequence
 import numpy as np
 
 from filters.dedup_text import exact_hash, shingle_hashes, words_of
-from filters.minhash_signature import (MinHasher, band_buckets, is_empty_signature, resolve_bands_rows,
-                                       signature_jaccard)
+from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
 EXACT_DUPLICATE = "exact_duplicate"
 NEAR_DUPLICATE = "near_duplicate"
@@ -130,27 +129,23 @@ def near_dedup_in_memory(docs: Iterable[tuple[str, str]], num_perm: int = 128, b
                          batch: int = 2048) -> tuple[dict[str, DedupMark], list[tuple[str, str]]]:
     """(key -> mark, verified edges) for (key, text) pairs, all in this process.
 
-    Same algorithm as the Beam transform: signatures, band buckets, verified edges, components."""
+    Same steps as the Beam transform (signatures, band buckets, verified edges, components), but
+    buckets are found by sorting one numpy array of bucket ids per band: memory is about
+    num_perm*4 + bands*8 bytes per document plus the keys (~0.7 GB per million documents)."""
     bands, rows = resolve_bands_rows(num_perm, bands, rows, threshold)
     hasher = MinHasher(num_perm, seed)
-    buckets: dict[int, list[int]] = defaultdict(list)
     keys: list[str] = []
-    sig_blocks = []
+    sig_blocks, bucket_blocks = [], []
     buf_keys, buf_hashes = [], []
 
     def flush():
-        if not buf_keys:
-            return
-        sigs = hasher.signatures(buf_hashes)
-        for k, sig in zip(buf_keys, sigs):
-            idx = len(keys)
-            keys.append(k)
-            if not is_empty_signature(sig):
-                for b in band_buckets(sig, bands, rows):
-                    buckets[b].append(idx)
-        sig_blocks.append(sigs)
-        buf_keys.clear()
-        buf_hashes.clear()
+        if buf_keys:
+            sigs = hasher.signatures(buf_hashes)
+            keys.extend(buf_keys)
+            sig_blocks.append(sigs)
+            bucket_blocks.append(band_hashes(sigs, bands, rows))
+            buf_keys.clear()
+            buf_hashes.clear()
 
     for key, text in docs:
         buf_keys.append(key)
@@ -159,17 +154,25 @@ def near_dedup_in_memory(docs: Iterable[tuple[str, str]], num_perm: int = 128, b
             flush()
     flush()
     sigs = np.concatenate(sig_blocks) if sig_blocks else np.zeros((0, num_perm), np.uint32)
+    buckets = np.concatenate(bucket_blocks) if bucket_blocks else np.zeros((0, bands), np.uint64)
+    del sig_blocks, bucket_blocks
+    nonempty = np.flatnonzero(~np.all(sigs == 0xFFFFFFFF, axis=1))
     uf = UnionFind()
     edges = set()
-    for members in buckets.values():
-        if len(members) < 2:
-            continue
-        for a, b in verified_bucket_edges([(keys[i], sigs[i]) for i in members], threshold):
-            edges.add((a, b))
-            uf.union(a, b)
-    comps = uf.components()
+    for band in range(bands):
+        ids = buckets[nonempty, band]
+        order = np.argsort(ids, kind="stable")
+        sorted_ids = ids[order]
+        starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
+        ends = np.concatenate((starts[1:], [len(sorted_ids)]))
+        for lo, hi in zip(starts[ends - starts > 1], ends[ends - starts > 1]):
+            members = nonempty[order[lo:hi]]
+            for a, b in verified_bucket_edges([(keys[i], sigs[i]) for i in members], threshold):
+                if (a, b) not in edges:
+                    edges.add((a, b))
+                    uf.union(a, b)
     out = {}
-    for root, members in comps.items():
+    for root, members in uf.components().items():
         for k in members:
             out[k] = mark(k, root, len(members), NEAR_DUPLICATE)
     for k in keys:

@@ -35,8 +35,7 @@ import xxhash
 
 from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, UnionFind, survivor
 from filters.dedup_text import exact_hash, shingle_hashes, words_of
-from filters.minhash_signature import (MinHasher, band_buckets, is_empty_signature, resolve_bands_rows,
-                                       signature_jaccard)
+from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +116,15 @@ class ExactDedup(beam.PTransform):
 # ------------------------------------------------------------------------------------ near dedup
 
 class _Signatures(beam.DoFn):
-    """Batches of rows -> (key, signature bytes) for rows with at least one word."""
+    """Batches of rows -> (key, signature bytes) for rows with at least one word, and on the
+    "bands" output one (bucket id, (key, signature fingerprint)) per band (vectorised per batch)."""
 
-    def __init__(self, text_field, key_field, num_perm, seed, ngram):
+    BANDS = "bands"
+
+    def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows):
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.seed, self.ngram = num_perm, seed, ngram
+        self.bands, self.rows = bands, rows
 
     def setup(self):
         self.hasher = MinHasher(self.num_perm, self.seed)
@@ -129,24 +132,21 @@ class _Signatures(beam.DoFn):
     def process(self, batch):
         keys, hashes = [], []
         for row in batch:
-            h = shingle_hashes(words_of(row.get(self.text_field) if isinstance(row.get(self.text_field), str)
-                                        else None), self.ngram)
+            text = row.get(self.text_field)
+            h = shingle_hashes(words_of(text if isinstance(text, str) else None), self.ngram)
             if len(h):
                 keys.append(_key_of(row, self.key_field))
                 hashes.append(h)
         if not keys:
             return
-        for key, sig in zip(keys, self.hasher.signatures(hashes)):
-            if not is_empty_signature(sig):
-                yield key, sig.tobytes()
-
-
-def _band_entries(key_sig, bands, rows):
-    key, sig_bytes = key_sig
-    sig = np.frombuffer(sig_bytes, dtype=np.uint32)
-    fp = xxhash.xxh64_intdigest(sig_bytes) & _MASK63
-    for b in band_buckets(sig, bands, rows):
-        yield b & _MASK63, (key, fp)
+        sigs = self.hasher.signatures(hashes)
+        buckets = band_hashes(sigs, self.bands, self.rows)
+        for key, sig, bucket_ids in zip(keys, sigs, buckets):
+            sig_bytes = sig.tobytes()
+            fp = xxhash.xxh64_intdigest(sig_bytes) & _MASK63
+            yield key, sig_bytes
+            for b in bucket_ids.tolist():
+                yield beam.pvalue.TaggedOutput(self.BANDS, (b, (key, fp)))
 
 
 def _candidate_pairs(item):
@@ -202,16 +202,17 @@ def _verify(item, threshold):
 
 
 class VerifiedEdges(beam.PTransform):
-    """PCollection[(key, signature bytes)] -> PCollection[(a, b)] edges, a < b, Jaccard >= threshold."""
+    """(sigs: PCollection[(key, signature bytes)], band entries: PCollection[(bucket, (key, fp))])
+    -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold."""
 
-    def __init__(self, bands: int, rows: int, threshold: float):
+    def __init__(self, threshold: float):
         super().__init__()
-        self.bands, self.rows, self.threshold = bands, rows, threshold
+        self.threshold = threshold
 
-    def expand(self, sigs):
-        bands, rows, t = self.bands, self.rows, self.threshold
-        pairs = (sigs
-                 | "Bands" >> beam.FlatMap(_band_entries, bands=bands, rows=rows)
+    def expand(self, pcolls):
+        sigs, band_entries = pcolls
+        t = self.threshold
+        pairs = (band_entries
                  | "Buckets" >> beam.GroupByKey()
                  | "Candidates" >> beam.FlatMap(_candidate_pairs)
                  | "Distinct" >> beam.Distinct())
@@ -321,10 +322,12 @@ class NearDedup(beam.PTransform):
 
     def expand(self, rows):
         kf = self.key_field
-        sigs = (rows
-                | "Batch" >> beam.BatchElements(min_batch_size=32, max_batch_size=1024)
-                | "Signatures" >> beam.ParDo(_Signatures(self.text_field, kf, self.num_perm, self.seed, self.ngram)))
-        edges = sigs | "Edges" >> VerifiedEdges(self.bands, self.rows, self.threshold)
+        sig_out = (rows
+                   | "Batch" >> beam.BatchElements(min_batch_size=32, max_batch_size=1024)
+                   | "Signatures" >> beam.ParDo(_Signatures(self.text_field, kf, self.num_perm, self.seed, self.ngram,
+                                                            self.bands, self.rows))
+                   .with_outputs(_Signatures.BANDS, main="sigs"))
+        edges = (sig_out.sigs, sig_out[_Signatures.BANDS]) | "Edges" >> VerifiedEdges(self.threshold)
         labels = edges | "Components" >> ConnectedComponents(self.max_rounds)
         sizes = (labels | "Roots" >> beam.Map(lambda nr: (nr[1], 1))
                  | "Sizes" >> beam.CombinePerKey(sum))
