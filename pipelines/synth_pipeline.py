@@ -54,6 +54,7 @@ class SynthConfig:
     width: int | None = None         # default 448 for charts, 224 for scenes
     height: int | None = None
     chart_types: list[str] | None = None
+    vary_size: bool = False          # charts: sizes drawn around width x height
     languages: list[str] | None = None
     max_items: int = 4               # scenes
     max_qa: int = 8
@@ -101,7 +102,8 @@ class SynthConfig:
 def generate_item(cfg: SynthConfig, index: int) -> dict[str, Any]:
     if cfg.kind == "charts":
         from synth.charts import make_chart
-        return make_chart(cfg.seed, index, cfg.width, cfg.height, cfg.chart_types, cfg.languages, cfg.max_qa)
+        return make_chart(cfg.seed, index, cfg.width, cfg.height, cfg.chart_types, cfg.languages, cfg.max_qa,
+                          cfg.vary_size)
     if cfg.kind == "captions":
         from synth.captions import make_captioned_scene
         return make_captioned_scene(cfg.seed, index, cfg.width, cfg.height, cfg.max_items)
@@ -276,7 +278,7 @@ def run_synth(kind: str, n: int, out_dir: str, seed: int = 0, beam_args: Sequenc
               target_bytes: int = DEFAULT_TARGET_BYTES, contact_sheets: bool = True, **options) -> dict[str, Any]:
     """Generate `n` synthetic items of `kind` into the PAIRS dataset `out_dir`; returns a summary.
 
-    options: width, height, chart_types, languages, max_items, max_qa, pages, table_max_rows,
+    options: width, height, chart_types, vary_size, languages, max_items, max_qa, pages, table_max_rows,
     table_on_too_many_rows (see SynthConfig). engine: auto | local | beam.
     """
     unknown = set(options) - set(SynthConfig.__dataclass_fields__)

@@ -84,10 +84,18 @@ def chart_captions(d: dict[str, Any], style: dict[str, Any]) -> dict[str, str]:
 
 def make_chart(seed: int, index: int, width: int = 448, height: int = 448,
                chart_types: Sequence[str] | None = None, languages: Sequence[str] | None = None,
-               max_qa: int = 8) -> dict[str, Any]:
-    """Row `index` of a chart run seeded with `seed` (a PAIRS row; depends on nothing else)."""
+               max_qa: int = 8, vary_size: bool = False) -> dict[str, Any]:
+    """Row `index` of a chart run seeded with `seed` (a PAIRS row; depends on nothing else).
+
+    vary_size: draw each chart's size around width x height (0.75-1.25 scale, aspect 3:4 to 16:9)."""
     fonts.quiet_matplotlib()
     rng = item_rng(seed, "chart", index)
+    if vary_size:
+        scale = float(rng.uniform(0.75, 1.25))
+        aspect = float(choice(rng, (0.75, 1.0, 1.0, 1.33, 1.5, 1.78)))
+        area = width * height * scale * scale
+        width = int(min(MAX_SIDE, max(MIN_SIDE, round((area * aspect) ** 0.5))))
+        height = int(min(MAX_SIDE, max(MIN_SIDE, round((area / aspect) ** 0.5))))
     ctype = choice(rng, tuple(chart_types or CHART_TYPES))
     lang = choice(rng, tuple(languages or LANGUAGES))
     data = make_chart_data(rng, ctype, lang)

@@ -26,6 +26,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--height", type=int, default=None, help="image height in pixels (charts 448, captions 224)")
     p.add_argument("--types", type=_csv, default=None, help="charts: comma-separated chart types "
                    "(grouped_bar,stacked_bar,line,scatter,pie,histogram,area,heatmap)")
+    p.add_argument("--vary-size", action="store_true", help="charts: vary each chart's size and aspect around "
+                   "--width x --height")
     p.add_argument("--languages", type=_csv, default=None, help="charts/tables: label languages (en,fr,de,es,ja,zh)")
     p.add_argument("--max-items", type=int, default=4, help="captions: most items per scene (default 4)")
     p.add_argument("--max-qa", type=int, default=8, help="most QA pairs per item (default 8)")
@@ -49,7 +51,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         workers = min(os.cpu_count() or 1, 8) if args.kind == "charts" and args.n >= 100 else 1
     summary = run_synth(args.kind, args.n, args.out, args.seed, beam_args or None, engine=args.engine,
                         workers=workers, overwrite=args.overwrite, progress=True,
-                        width=args.width, height=args.height, chart_types=args.types, languages=args.languages,
+                        width=args.width, height=args.height, chart_types=args.types, vary_size=args.vary_size,
+                        languages=args.languages,
                         max_items=args.max_items, max_qa=args.max_qa, pages=args.pages,
                         table_max_rows=args.table_max_rows, table_on_too_many_rows=args.table_on_too_many_rows)
     dropped = ", ".join(f"{k}={v}" for k, v in sorted(summary["dropped"].items())) or "none"

@@ -178,3 +178,9 @@ def test_same_seed_same_bytes_other_seed_differs():
     a, b, c = make_chart(3, 4), make_chart(3, 4), make_chart(4, 4)
     assert a["image"] == b["image"] and a["meta_json"] == b["meta_json"]
     assert a["image"] != c["image"]
+
+
+def test_vary_size_draws_sizes_around_the_base():
+    sizes = {(r["width"], r["height"]) for r in (make_chart(2, i, 200, 200, vary_size=True, chart_types=["pie"])
+                                                 for i in range(4))}
+    assert len(sizes) > 1 and all(128 <= w <= 300 and 128 <= h <= 300 for w, h in sizes)
