@@ -36,8 +36,8 @@ def make_style(rng: np.random.Generator, data: dict[str, Any], width: int, heigh
     fam = choice(rng, fonts.families_for(lang))
     theme = choice(rng, tuple(THEMES))
     palette = choice(rng, tuple(PALETTES))
-    if theme == "dark" and palette == "mono":
-        palette = "pastel"
+    if theme == "dark" and palette in ("mono", "ocean", "warm", "dark2"):
+        palette = "pastel" if palette in ("mono", "ocean") else "set2"  # keep marks visible on dark
     scale = min(width, height) / 448.0
     s: dict[str, Any] = {
         "width": int(width), "height": int(height), "dpi": 100,
