@@ -171,7 +171,7 @@ def _links(doc, base: str) -> tuple[list[dict[str, str]], list[tuple[str, str]]]
             continue
         url, why = try_canonicalize(href, base)
         if url is None:
-            if why != "bad_scheme" and len(bad) < 50:  # mailto:, javascript:, tel: are ordinary
+            if why != "bad_scheme" and len(bad) < 50 and (href[:300], why) not in bad:  # mailto: etc. are fine
                 bad.append((href[:300], why))
             continue
         if url in seen:

@@ -117,7 +117,7 @@ def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlCo
                 | "Crawl" >> beam.ParDo(CrawlWaveFn(config.to_json(), wave)).with_outputs("log", "links", main="pages"))
         (outs.pages | "WritePages" >> WriteShards(os.path.join(wave_dir, "pages"), "pages", PAGES,
                                                   provenance=provenance, target_bytes=32 << 20))
-        (outs.log | "WriteLog" >> WriteShards(os.path.join(wave_dir, "log"), "crawl_log", CRAWL_LOG,
+        (outs.log | "DedupeLog" >> _dedupe_transform() | "WriteLog" >> WriteShards(os.path.join(wave_dir, "log"), "crawl_log", CRAWL_LOG,
                                               provenance=provenance))
         (outs.links | "DedupeLinks" >> _dedupe_transform()
          | "WriteLinks" >> WriteShards(os.path.join(wave_dir, "links"), "crawl_links", LINKS, provenance=provenance))
@@ -217,6 +217,8 @@ class CrawlDriver:
         done = []
         for name in sorted(os.listdir(waves_root)) if os.path.isdir(waves_root) else []:
             d = os.path.join(waves_root, name)
+            if not name.isdigit():
+                continue
             if os.path.exists(os.path.join(d, "DONE")):
                 done.append(int(name))
             else:
@@ -283,8 +285,8 @@ class CrawlDriver:
 
     # -- merge ----------------------------------------------------------------------------------
     def _merge(self) -> tuple[str, dict]:
-        waves = sorted(int(n) for n in os.listdir(os.path.join(self.out, "waves"))) \
-            if os.path.isdir(os.path.join(self.out, "waves")) else []
+        waves_root = os.path.join(self.out, "waves")
+        waves = sorted(int(n) for n in os.listdir(waves_root) if n.isdigit()) if os.path.isdir(waves_root) else []
         pages_dir = os.path.join(self.out, "pages")
         prepare_output_dir(pages_dir, "pages", overwrite=True)
         infos = []
