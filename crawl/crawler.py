@@ -236,6 +236,15 @@ class WaveCrawler:
         if c.sitemaps and e.get("source") == "seed":
             self._sitemap_links(url, out)
         clock = self.clock(url)
+        if clock.pending_wait() > c.max_retry_after:
+            # the host asked us to stay away (Retry-After, repeated 429/503): try again in a later wave
+            retries = e.get("retries", 0) or 0
+            if retries < c.max_requeue:
+                out.links.append(link_row(url, e.get("depth", 0), e.get("parent"), "retry", retries + 1))
+                out.log.append(self._log(e, "deferred", "host_backoff", f"{clock.pending_wait():.0f}s"))
+            else:
+                out.log.append(self._log(e, "skipped", "host_backoff", f"{clock.pending_wait():.0f}s"))
+            return
         clock.wait()
         res = self.fetcher.fetch(url, allow=self.allow)
         clock.done(res.status, res.fetch_ms, res.retry_after)

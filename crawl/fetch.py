@@ -110,14 +110,18 @@ class Fetcher:
             res.skip, res.detail = _error_reason(e), str(e)[:200]
             res.fetch_ms = (time.monotonic() - t0) * 1000
             return res
+        complete = False  # only a fully read response may hand its connection back to the pool
         try:
             res.status = r.status
             res.headers = {k.lower(): v for k, v in r.headers.items() if k.lower() in KEEP_HEADERS
                            or k.lower() == "location"}
             res.content_type = r.headers.get("content-type", "")
             res.retry_after = parse_retry_after(r.headers.get("retry-after"))
-            if 300 <= r.status < 400 or r.status >= 400:
-                r.drain_conn() if r.status < 400 else None
+            if r.status >= 300:
+                clen = r.headers.get("content-length")
+                if clen and clen.isdigit() and int(clen) <= 65536:
+                    r.drain_conn()  # small redirect/error bodies: read and keep the connection
+                    complete = True
                 return res
             mime = mime_of(res.content_type)
             if accept_types is not None and mime and mime not in accept_types:
@@ -138,11 +142,15 @@ class Fetcher:
                     res.skip, res.detail = "timeout", f"body slower than {cfg.total_timeout}s"
                     return res
             res.body = b"".join(chunks)
+            complete = True
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
             res.skip, res.detail = _error_reason(e), str(e)[:200]
         finally:
             res.fetch_ms = (time.monotonic() - t0) * 1000
-            r.release_conn() if res.skip is None else r.close()
+            if complete:
+                r.release_conn()
+            else:
+                r.close()
         return res
 
     # -- with retries -----------------------------------------------------------------------

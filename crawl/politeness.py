@@ -25,6 +25,11 @@ class HostClock:
         self._lock = threading.Lock()
         self.waited = 0.0
 
+    def pending_wait(self) -> float:
+        """Seconds until the next request may start."""
+        with self._lock:
+            return max(0.0, self._next - self._clock())
+
     def wait(self) -> None:
         with self._lock:
             now = self._clock()
