@@ -41,10 +41,14 @@ def main() -> int:
     from synth.tables import make_generated_table
 
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    # matplotlib caches font lookups per process (each miss scores every installed font, ~20 ms):
+    # the first charts of a process are slower; a long run is at the warm rate.
+    _, cpu, _ = timed(lambda i: make_chart(a.seed + 7, i, 448, 448), 30, warm=0)
+    print(f"charts   448x448, first 30 of a process (cold font cache): {30 / cpu:6.1f}/s per core")
     rows, cpu, wall = timed(lambda i: make_chart(a.seed, i, 448, 448), a.charts)
     rate = a.charts / cpu
     kb = sum(len(r["image"]) for r in rows) / len(rows) / 1024
-    print(f"charts   448x448: {rate:6.1f}/s per core (cpu {cpu:.1f}s, wall {wall:.1f}s, {kb:.0f} KB/png); "
+    print(f"charts   448x448, warm: {rate:6.1f}/s per core (cpu {cpu:.1f}s, wall {wall:.1f}s, {kb:.0f} KB/png); "
           f"target {TARGET_CHARTS_PER_S:.0f}/s -> ratio {rate / TARGET_CHARTS_PER_S:.2f}")
     by_type: dict[str, list[float]] = collections.defaultdict(list)
     for i in range(min(a.charts, 40)):  # per-type cost (second pass, warm caches)
