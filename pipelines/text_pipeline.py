@@ -10,7 +10,8 @@ filters.chain.TextChain (plain Python). On top of it, three corpus-wide steps:
 
 Where rows go (chosen so trainers read OUT and nothing else, reviewers can re-threshold):
   OUT/                kept documents only (`pyarrow.dataset(OUT, format="ipc")` is the corpus);
-  OUT/report/         stats.json (per-stage funnel, reasons, histograms, PII counts), dropped samples;
+  OUT/_report/        stats.json (per-stage funnel, reasons, histograms, PII counts), dropped samples,
+                      index.html (rendered by pipelines/report_page.py);
   OUT.rejected/       (default, `output.rejected`) every dropped row, same schema, all scores, with
                       drop_stage/drop_reason; kept + rejected = every input page, so any threshold can
                       be re-applied without re-running. Pages opted out of training have text = null.
@@ -274,6 +275,8 @@ def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         build_text_pipeline(p, pages_dir, out_dir, cfg, rejected_dir=rejected_dir, provenance=prov,
                             overwrite=overwrite, target_bytes=target_bytes)
+    from pipelines.report_page import render_report  # noqa: PLC0415
+    html_path = render_report(out_dir)
     stats = read_report(out_dir)
     first = stats.stages[cfg["stages"][0]]
     dropped: dict[str, int] = {}
@@ -282,5 +285,5 @@ def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_
             dropped[reason] = dropped.get(reason, 0) + n
     kept = ShardDataset(out_dir).manifest.rows
     return {"rows_in": first.rows_in, "kept": kept, "dropped": dict(sorted(dropped.items())),
-            "out_dir": out_dir, "rejected_dir": rejected_dir, "report": os.path.join(out_dir, "report"),
+            "out_dir": out_dir, "rejected_dir": rejected_dir, "report": html_path,
             "funnel": {n: {"in": s.rows_in, "kept": s.kept} for n, s in stats.stages.items()}}

@@ -35,6 +35,7 @@ def run(args, beam_args) -> int:
     print(f"text: {s['rows_in']} pages -> {s['kept']} documents in {time.time() - t0:.1f}s", file=sys.stderr)
     for name, f in s["funnel"].items():
         print(f"  {name:<11} in {f['in']:>8}  kept {f['kept']:>8}", file=sys.stderr)
+    print(f"text: report {s['report']}", file=sys.stderr)
     print(json.dumps({"out": s["out_dir"], "rejected": s["rejected_dir"], "kept": s["kept"],
                       "rows_in": s["rows_in"], "dropped": s["dropped"]}))
     return 0
