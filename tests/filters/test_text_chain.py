@@ -77,3 +77,18 @@ def test_funnel_records_each_stage_in_order(chain):
 def test_config_errors_are_one_clear_line(over, msg):
     with pytest.raises(ConfigError, match=msg):
         TextChain(load_config(overrides=over))
+
+
+def exploding_classifier(text):  # a safety classifier hook that fails on some input
+    if "boom" in text:
+        raise ValueError("classifier failed")
+    return 0.0
+
+
+def test_a_failing_filter_drops_one_record_with_a_reason():
+    from text_samples import EN2
+    chain = TextChain(load_config(overrides={**NO_GLOBAL, "safety": {"classifier": f"{__name__}:exploding_classifier"}}))
+    bad = chain.process({"id": "x", "text": EN + " boom\n\n" + EN2})
+    assert (bad["drop_stage"], bad["drop_reason"]) == ("safety", "error:safety:ValueError")
+    assert bad["quality_score"] is not None            # later stages still scored
+    assert chain.process({"id": "y", "text": EN + "\n\n" + EN2})["drop_reason"] is None
