@@ -32,17 +32,37 @@ def pow2(n: int, lo: int = 16) -> int:
     return max(lo, triton.next_power_of_2(n))
 
 
+def device_fn(fn):
+    """``triton.jit`` on a GPU; under the interpreter a plain Python helper, because the
+    interpreter re-patches triton.language on every device-function call (a large share of the
+    run time); the kernel calling it has already patched it."""
+    return fn if INTERPRET else triton.jit(fn)
+
+
+if INTERPRET:
+    # The interpreter checks every int32 add/mul for overflow by redoing it in int64 (about a
+    # third of the run time of the kernels here); switch that debugging aid off for speed.
+    try:
+        import dataclasses
+
+        from triton.runtime import interpreter as _interp
+        _interp.interpreter_builder.options = dataclasses.replace(
+            _interp.interpreter_builder.options, sanitize_overflow=False)
+    except (ImportError, AttributeError, TypeError):  # internals moved: just slower
+        pass
+
+
 # Triton 3.8's interpreter runs tl.dot on bf16 as np.matmul over the raw uint16 bits (garbage), so
 # under the interpreter dots upcast to fp32 first: bf16 x bf16 products are exact in fp32, which is
-# what tensor cores compute too. On a GPU the branch is pruned at compile time.
-UPCAST_DOTS = tl.constexpr(INTERPRET)
+# what tensor cores compute too.
+def _mma_interp(a, b, acc, PREC):
+    return tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
 
 
 @triton.jit
-def mma(a, b, acc, PREC: tl.constexpr):
-    """``acc + a @ b`` with float32 accumulation."""
-    if UPCAST_DOTS:
-        out = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
-    else:
-        out = tl.dot(a, b, acc, input_precision=PREC)
-    return out
+def _mma_gpu(a, b, acc, PREC: tl.constexpr):
+    return tl.dot(a, b, acc, input_precision=PREC)
+
+
+mma = _mma_interp if INTERPRET else _mma_gpu
+mma.__doc__ = "``acc + a @ b`` with float32 accumulation."

@@ -16,13 +16,13 @@ import torch
 import triton
 import triton.language as tl
 
-from training.kernels._triton_util import configs, dot_precision, mma, pow2
+from training.kernels._triton_util import configs, device_fn, dot_precision, mma, pow2
 from training.kernels.reference import check_attention_args
 
 LOG2E = 1.4426950408889634
 
 
-@triton.jit
+@device_fn
 def _visible(qpos, kpos, Tk, dq, dk, WINDOW, CAUSAL: tl.constexpr, HAS_WINDOW: tl.constexpr,
              HAS_DOC: tl.constexpr):
     ok = kpos[None, :] < Tk
