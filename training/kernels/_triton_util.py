@@ -64,5 +64,4 @@ def _mma_gpu(a, b, acc, PREC: tl.constexpr):
     return tl.dot(a, b, acc, input_precision=PREC)
 
 
-mma = _mma_interp if INTERPRET else _mma_gpu
-mma.__doc__ = "``acc + a @ b`` with float32 accumulation."
+mma = _mma_interp if INTERPRET else _mma_gpu  # acc + a @ b, float32 accumulation

@@ -165,7 +165,7 @@ def _combine_launch(y, r: Routing, w, N, dtype):
     D = y.shape[1]
     out = torch.empty(N, D, dtype=dtype, device=y.device)
     bd = triton.next_power_of_2(D) if INTERPRET else min(1024, triton.next_power_of_2(D))
-    rows = min(triton.next_power_of_2(N), max(1, 65536 // bd)) if INTERPRET else max(1, 1024 // bd)
+    rows = min(triton.next_power_of_2(N), max(1, 65536 // bd)) if INTERPRET else max(2, 1024 // bd)
     _combine[(triton.cdiv(N, rows), triton.cdiv(D, bd))](
         y, r.pos, w if w is not None else y, out, N, D, r.k, HAS_W=w is not None, ROWS=rows,
         BLOCK_D=bd)

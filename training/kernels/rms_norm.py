@@ -59,7 +59,7 @@ def _rows(M: int, BLOCK_N: int) -> int:
     """Rows per tile: the interpreter pays per program, so it takes as many rows as it can."""
     if INTERPRET:
         return min(triton.next_power_of_2(M), max(1, 65536 // BLOCK_N))
-    return max(1, min(16, 4096 // BLOCK_N))
+    return max(2, min(16, 4096 // BLOCK_N))  # >= 2: no size-1 aranges
 
 
 class _RMSNorm(torch.autograd.Function):

@@ -48,7 +48,7 @@ def _launch(x, cos, sin, cbs, sign):
     R = B * H * T
     BLOCK_H = triton.next_power_of_2(D // 2)
     # the interpreter pays per program: one big tile; on a GPU ~2K elements per program
-    rows = min(triton.next_power_of_2(R), 65536 // BLOCK_H) if INTERPRET else max(1, 2048 // BLOCK_H)
+    rows = min(triton.next_power_of_2(R), 65536 // BLOCK_H) if INTERPRET else max(2, 2048 // BLOCK_H)
     _rope[(triton.cdiv(R, rows),)](xc, y, cos, sin, R, H, T, D // 2, cbs, sign,
                                    BLOCK_H=BLOCK_H, ROWS=rows, num_warps=4)
     return y
