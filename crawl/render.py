@@ -60,6 +60,7 @@ class Renderer:
         self.config = config or RenderConfig()
         self._pw = None
         self._browser = None
+        self._next = None  # (context, page, state) opened ahead for the next render
 
     def start(self) -> None:
         if self._browser is not None:
@@ -78,6 +79,12 @@ class Renderer:
 
     def close(self) -> None:
         try:
+            if self._next is not None:
+                try:
+                    self._next[0].close()
+                except Exception:  # noqa: BLE001
+                    pass
+                self._next = None
             if self._browser is not None:
                 self._browser.close()
         finally:
@@ -107,46 +114,48 @@ class Renderer:
             if steps >= cfg.scroll_steps and inflight["n"] == 0 and quiet >= cfg.quiet_ms:
                 return
 
-    def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
-        self.start()
+    # -- a fresh context per page, opened ahead of time -------------------------------------
+    def _route(self, r, state: dict) -> None:
+        job = state.get("job")
+        req = r.request
+        u = req.url
+        if job is None:  # nothing should load before the page is assigned
+            return r.abort("blockedbyclient")
+        res: RenderResult = job["res"]
+        res.requests += 1
+        if not (u.startswith("http://") or u.startswith("https://")):
+            res.blocked.append((u[:200], "bad_scheme"))
+            return r.abort("blockedbyclient")
+        if self.config.skip_media and req.resource_type in ("font", "media", "image"):
+            return r.abort("blockedbyclient")
+        if (job["body"] is not None and not job["served_main"] and req.is_navigation_request()
+                and u.rstrip("/") == job["url"].rstrip("/")):
+            job["served_main"] = True
+            return r.fulfill(status=200, body=job["body"], headers={"content-type": job["ctype"] or "text/html"})
+        reason = self.allow(u)
+        if reason:
+            res.blocked.append((u[:200], reason))
+            return r.abort("blockedbyclient")
+        return r.continue_()
+
+    def _open(self) -> tuple:
+        """A new isolated context (no cookies, storage or cache shared with any other page) and its page."""
         cfg = self.config
-        res = RenderResult()
-        t0 = time.monotonic()
-        served_main = [False]
-
-        def route(r):
-            req = r.request
-            u = req.url
-            res.requests += 1
-            if not (u.startswith("http://") or u.startswith("https://")):
-                res.blocked.append((u[:200], "bad_scheme"))
-                return r.abort("blockedbyclient")
-            if cfg.skip_media and req.resource_type in ("font", "media", "image"):
-                return r.abort("blockedbyclient")
-            if body is not None and not served_main[0] and req.is_navigation_request() and u.rstrip("/") == url.rstrip("/"):
-                served_main[0] = True
-                return r.fulfill(status=200, body=body, headers={"content-type": content_type or "text/html"})
-            reason = self.allow(u)
-            if reason:
-                res.blocked.append((u[:200], reason))
-                return r.abort("blockedbyclient")
-            return r.continue_()
-
         ctx = self._browser.new_context(user_agent=cfg.user_agent, accept_downloads=False, service_workers="block",
                                         viewport={"width": cfg.viewport[0], "height": cfg.viewport[1]},
                                         java_script_enabled=True)
+        state: dict = {"job": None, "n": 0, "last": time.monotonic()}
         try:
-            ctx.route("**/*", route)
+            ctx.route("**/*", lambda r: self._route(r, state))
             page = ctx.new_page()
-            inflight = {"n": 0, "last": time.monotonic()}
 
             def started(_req):
-                inflight["n"] += 1
-                inflight["last"] = time.monotonic()
+                state["n"] += 1
+                state["last"] = time.monotonic()
 
             def ended(_req):
-                inflight["n"] = max(0, inflight["n"] - 1)
-                inflight["last"] = time.monotonic()
+                state["n"] = max(0, state["n"] - 1)
+                state["last"] = time.monotonic()
 
             page.on("request", started)
             page.on("requestfinished", ended)
@@ -155,11 +164,34 @@ class Renderer:
             page.on("dialog", lambda d: d.dismiss())
             page.on("download", lambda d: d.cancel())
             page.set_default_timeout(cfg.nav_timeout_ms)
+        except Exception:
+            ctx.close()
+            raise
+        return ctx, page, state
+
+    def prepare(self) -> None:
+        """Open the next page's context now (called while the crawler is busy with other work)."""
+        if self._browser is None or self._next is not None:
+            return
+        try:
+            self._next = self._open()
+        except Exception:  # noqa: BLE001  (render() opens one itself)
+            self._next = None
+
+    def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
+        self.start()
+        cfg = self.config
+        res = RenderResult()
+        t0 = time.monotonic()
+        ctx, page, state = self._next if self._next is not None else self._open()
+        self._next = None
+        state["job"] = {"url": url, "body": body, "ctype": content_type, "res": res, "served_main": False}
+        try:
             try:
                 page.goto(url, wait_until="load", timeout=cfg.nav_timeout_ms)
             except Exception as e:  # noqa: BLE001  (timeouts and aborted navigations: keep what loaded)
                 res.error = "render_timeout" if "Timeout" in type(e).__name__ else "render_error"
-            self._settle(page, inflight, cfg)
+            self._settle(page, state, cfg)
             try:
                 res.html = page.content()
                 res.final_url = page.url
@@ -169,6 +201,7 @@ class Renderer:
                 res.error = res.error or f"render_error: {type(e).__name__}"
                 res.html = None
         finally:
+            state["job"] = None
             try:
                 ctx.close()
             except Exception:  # noqa: BLE001
@@ -196,7 +229,9 @@ class RenderService:
             return RenderResult(error="render_unavailable")
         pool, renderer = slot = self._slots.get()
         try:
-            return pool.submit(renderer.render, url, body, content_type).result()
+            result = pool.submit(renderer.render, url, body, content_type).result()
+            pool.submit(renderer.prepare)  # the next context opens while the caller extracts
+            return result
         except BrowserUnavailable as e:
             self.unavailable = str(e)
             return RenderResult(error="render_unavailable")
