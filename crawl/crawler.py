@@ -282,7 +282,8 @@ class WaveCrawler:
             "id": url_id(url), "url": url, "final_url": final, "host": host_of(url), "depth": e.get("depth", 0),
             "status": res.status, "fetched_at": now_iso(), "fetch_ms": res.fetch_ms, "content_type": res.content_type,
             "encoding": res.encoding, "headers": headers,
-            "raw_html_zstd": compress_html(res.body) if (c.keep_raw_html and not noindex) else None,
+            # decoded to UTF-8 like every compressed HTML column (corpus.schemas); `encoding` says from what
+            "raw_html_zstd": compress_html(html) if (c.keep_raw_html and not noindex) else None,
             "rendered_html_zstd": compress_html(rendered_html) if (rendered_html and not noindex) else None,
             "rendered": rendered_html is not None, "robots_noindex": noindex, "robots_nofollow": nofollow,
             "training_allowed": training and not noindex,

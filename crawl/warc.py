@@ -10,7 +10,7 @@ import io
 from collections import Counter
 from typing import Any, Iterator
 
-from corpus.schemas import compress_html
+from corpus.schemas import compress_html, decompress_html
 from crawl.charset import decode_html, looks_binary
 from crawl.crawler import PAGE_HEADERS, now_iso
 from crawl.extract import extract_page
@@ -67,7 +67,7 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
         "id": url_id(url), "url": url, "final_url": url, "host": host_of(url), "depth": 0, "status": status,
         "fetched_at": date, "fetch_ms": None, "content_type": ctype, "encoding": enc,
         "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(headers.items()) if k in PAGE_HEADERS],
-        "raw_html_zstd": compress_html(body) if not noindex else None, "rendered_html_zstd": None,
+        "raw_html_zstd": compress_html(html) if not noindex else None, "rendered_html_zstd": None,
         "rendered": False, "robots_noindex": noindex, "robots_nofollow": nofollow,
         # robots.txt of the archived site is unknown here: only page-level directives apply.
         "training_allowed": not noindex,
@@ -90,11 +90,10 @@ def write_warc(path: str, pages: Iterator[dict[str, Any]]) -> int:
         for p in pages:
             if p.get("raw_html_zstd") is None:
                 continue
-            import zstandard  # noqa: PLC0415
-            body = zstandard.ZstdDecompressor().decompress(p["raw_html_zstd"])  # the bytes as served
-            hdrs = [(h["name"], h["value"]) for h in (p.get("headers") or [])]
-            if not any(h[0] == "content-type" for h in hdrs):
-                hdrs.append(("Content-Type", p.get("content_type") or "text/html"))
+            body = decompress_html(p["raw_html_zstd"]).encode("utf-8")  # stored decoded, as UTF-8
+            hdrs = [(h["name"], h["value"]) for h in (p.get("headers") or []) if h["name"] != "content-type"]
+            mime = mime_of(p.get("content_type") or "") or "text/html"
+            hdrs.append(("Content-Type", f"{mime}; charset=utf-8"))  # the header outranks any old <meta charset>
             status = int(p.get("status") or 200)
             sh = StatusAndHeaders(f"{status} OK", hdrs, protocol="HTTP/1.1")
             rec = writer.create_warc_record(p["final_url"] or p["url"], "response", payload=io.BytesIO(body),

@@ -134,6 +134,9 @@ def test_legacy_encodings_decoded(crawl):
         assert pages[p]["title"] == gt[p]["title"]
         for snip in gt[p]["expected_snippets"]:
             assert snip in pages[p]["text"], (p, snip)
+        from corpus.schemas import decompress_html
+        assert gt[p]["expected_snippets"][0] in decompress_html(pages[p]["raw_html_zstd"])  # stored as UTF-8
+        assert pages[p]["encoding"] in ("cp1252", "shift_jis", "cp932")
 
 
 def test_bad_inputs_are_skip_reasons(crawl):
