@@ -52,7 +52,7 @@ class ImageCheckConfig:
     out_format: str = "JPEG"                 # JPEG | PNG | WEBP
     out_quality: int = 90
     svg: str = "drop"                        # drop | rasterize (needs the optional cairosvg package)
-    animated: str = "first_frame"            # first_frame | drop
+    animated: str = "drop"                   # drop (the bad-input list) | first_frame
     decode_timeout_s: float = 10.0           # an image that took longer is dropped (R_SLOW)
 
     def __post_init__(self) -> None:

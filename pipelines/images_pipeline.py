@@ -390,13 +390,30 @@ def _write_figures(sheets: list, hist: list, cut: float, pairs_dir: str, cfg: Im
     return stats
 
 
+def clip_scores(cfg: ImagesConfig):
+    """PTransform: (key, image bytes, text) -> (key, cosine). Batches are formed from a hash of the
+    key (not arrival order) so scores are bit-identical whatever the runner or worker count."""
+    beam, _, ClipScoreDoFn, _, _ = _beam_parts()
+
+    class ClipScores(beam.PTransform):
+        def expand(self, reqs):
+            n_buckets = (reqs | "CountReqs" >> beam.combiners.Count.Globally()
+                         | "NBuckets" >> beam.Map(lambda c: max(1, math.ceil(c / cfg.clip_batch_size))))
+            return (reqs
+                    | "Bucket" >> beam.Map(lambda r, n: (_bucket(r[0], n), r), n=beam.pvalue.AsSingleton(n_buckets))
+                    | "GroupBatch" >> beam.GroupByKey()
+                    | "ClipScore" >> beam.ParDo(ClipScoreDoFn(cfg)))
+
+    return ClipScores()
+
+
 def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: str, cfg: ImagesConfig,
                           provenance_pairs: dict, provenance_inter: dict, overwrite: bool = False,
                           model_name: str | None = None):
     from pipelines.report_io import WriteReport  # noqa: PLC0415
     from pipelines.shards_io import ReadShards, WriteShards  # noqa: PLC0415
 
-    beam, FetchHostDoFn, ClipScoreDoFn, StatsFn, HistFn = _beam_parts()
+    beam, FetchHostDoFn, _, StatsFn, HistFn = _beam_parts()
     AsSingleton = beam.pvalue.AsSingleton
     pages = p | "ReadPages" >> ReadShards(pages_dir, columns=PAGE_COLUMNS)
     refs = pages | "Refs" >> beam.FlatMap(page_refs)
@@ -430,12 +447,7 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
                      (f"i:{ri[0]['page_id']}:{ri[0]['idx']}", ri[1]["image"], context_text(ri[0]))]
                      if ri[1] is not None and ri[1].get("image") is not None and context_text(ri[0]) else []))
     reqs = (req_pairs, req_inter) | "AllReqs" >> beam.Flatten()
-    n_buckets = (reqs | "CountReqs" >> beam.combiners.Count.Globally()
-                 | "NBuckets" >> beam.Map(lambda c: max(1, math.ceil(c / cfg.clip_batch_size))))
-    scores = (reqs
-              | "Bucket" >> beam.Map(lambda r, n: (_bucket(r[0], n), r), n=AsSingleton(n_buckets))
-              | "GroupBatch" >> beam.GroupByKey()
-              | "ClipScore" >> beam.ParDo(ClipScoreDoFn(cfg)))
+    scores = reqs | "Clip" >> clip_scores(cfg)
     pair_scores = (scores | "PairScores" >> beam.Filter(lambda kv: kv[0].startswith("p:"))
                    | "StripP" >> beam.Map(lambda kv: (kv[0][2:], kv[1])))
     scored = ({"row": pairs | "PairById" >> beam.Map(lambda r: (r["id"], r)), "score": pair_scores}
@@ -602,5 +614,5 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
             "images": rep.stages["images"].to_json() if "images" in rep.stages else {}}
 
 
-__all__ = ["ImagesConfig", "run_images", "default_clip_checkpoint", "build_images_pipeline", "page_refs", "make_pairs", "interleaved_doc",
+__all__ = ["ImagesConfig", "run_images", "default_clip_checkpoint", "clip_scores", "build_images_pipeline", "page_refs", "make_pairs", "interleaved_doc",
            "PAIRS_OUT", "INTERLEAVED_OUT"]

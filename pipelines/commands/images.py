@@ -50,7 +50,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     i.add_argument("--out-max-side", type=int, default=512, help="re-encode to this longer side")
     i.add_argument("--out-format", choices=["JPEG", "PNG", "WEBP"], default="JPEG")
     i.add_argument("--svg", choices=["drop", "rasterize"], default="drop", help="rasterize needs cairosvg")
-    i.add_argument("--animated", choices=["first_frame", "drop"], default="first_frame")
+    i.add_argument("--animated", choices=["first_frame", "drop"], default="drop",
+                   help="animated GIF/WEBP: drop (default) or keep the first frame")
     i.add_argument("--near-dup-distance", type=int, default=4, help="pHash Hamming bits (-1: exact dedup only)")
     t = p.add_argument_group("text checks")
     t.add_argument("--languages", default=None, help="comma-separated languages to keep (default: all)")

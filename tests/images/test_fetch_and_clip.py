@@ -70,7 +70,7 @@ def test_clip_scorer_ranks_matching_text_higher(tiny_clip):
     from training.clip.toy_pairs import draw_pair
     import numpy as np
 
-    scorer = ClipScorer(None, tiny_clip[0], batch_size=4)
+    scorer = ClipScorer(None, tiny_clip[0], batch_size=4, threads=1)
     rng = np.random.default_rng(123)
     pairs = [draw_pair(rng, 96) for _ in range(8)]
     imgs = [p[0] for p in pairs]
@@ -119,3 +119,18 @@ def test_train_clip_command(tmp_path, capsys):
     assert "i2t_recall@1" in text and "roc_auc_matched_vs_shuffled" in text and os.path.exists(out)
     assert main(["train-clip", "--toy", "10", "--out", str(tmp_path / "x.bin")]) == 1
     assert main(["train-clip", "--pairs", str(tmp_path / "none"), "--out", out]) == 1
+
+
+def test_default_checkpoint_is_trained_once_and_cached(tmp_path, monkeypatch):
+    from pipelines.images_pipeline import default_clip_checkpoint
+    from training.clip.model import checkpoint_threshold, read_metadata
+
+    monkeypatch.setenv("CIDERMILL_CACHE", str(tmp_path / "cache"))
+    logs = []
+    path = default_clip_checkpoint(n=40, steps=2, log=logs.append)
+    assert path.startswith(str(tmp_path / "cache")) and os.path.isfile(path)
+    assert read_metadata(path)["model_name"] == "cidermill-tiny-clip"
+    assert checkpoint_threshold(path) is not None and os.path.exists(path + ".metrics.json")
+    mtime = os.path.getmtime(path)
+    assert default_clip_checkpoint(n=40, steps=2, log=logs.append) == path and os.path.getmtime(path) == mtime
+    assert sum("training the default CLIP scorer" in m for m in logs) == 1

@@ -36,11 +36,11 @@ def test_animated_gif_first_frame_or_drop():
     frames = [Image.new("RGB", (90, 90), c) for c in ((255, 0, 0), (0, 255, 0), (0, 0, 255))]
     b = io.BytesIO()
     frames[0].save(b, format="GIF", save_all=True, append_images=frames[1:], duration=50)
-    r = check_image(b.getvalue())
+    r = check_image(b.getvalue(), ImageCheckConfig(animated="first_frame"))
     assert r.ok and r.animated
     px = Image.open(io.BytesIO(r.image)).convert("RGB").getpixel((45, 45))
     assert px[0] > 200 and px[1] < 60          # the first (red) frame
-    assert check_image(b.getvalue(), ImageCheckConfig(animated="drop")).reason == "image_animated"
+    assert check_image(b.getvalue()).reason == "image_animated"          # the default
 
 
 def test_rgba_is_flattened_on_white():

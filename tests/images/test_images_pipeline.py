@@ -25,7 +25,7 @@ def images_run(image_site, tiny_clip, tmp_path_factory):
     pages = write_pages(str(d / "pages"), base, cases)
     out = str(d / "out")
     args = ["images", "--pages", pages, "--out", out, "--clip-checkpoint", tiny_clip[0], "--allow-private",
-            "--delay", "0", "--clip-batch-size", "8"]
+            "--delay", "0", "--clip-batch-size", "8", "--clip-threads", "1"]
     assert main(args) == 0
     return pages, out, cases, args
 

@@ -156,7 +156,7 @@ def load_clip(name: str | None = None, checkpoint: str | None = None, device: st
                 import open_clip  # noqa: PLC0415
 
                 open_clip.load_checkpoint(model, checkpoint, strict=True, weights_only=True)
-        except (RuntimeError, KeyError, ValueError, OSError, EOFError) as e:
+        except (RuntimeError, KeyError, ValueError, OSError, EOFError, AssertionError) as e:
             first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
             raise ConfigError(f"{checkpoint}: does not fit open_clip model {name!r} ({first})") from None
         except Exception as e:  # noqa: BLE001  (pickle.UnpicklingError from weights_only on hostile files)
