@@ -186,8 +186,15 @@ class CrawlDriver:
             with open(state_path, encoding="utf-8") as f:
                 old = json.load(f)
             if not self.resume:
-                raise CidermillError(f"{self.out}: holds a crawl already; pass --resume to continue it "
-                                     "or choose another --out")
+                if old.get("config") != cfg:
+                    raise CidermillError(f"{self.out}: holds a different crawl; pass --resume to continue it "
+                                         "or choose another --out")
+                # the same crawl again (same seeds, scope, tokens): a rerun replaces it, like any dataset
+                self.say("same crawl already in --out: starting over (use --resume to continue it instead)")
+                for name in ("waves", "pages", "log", "warc"):
+                    shutil.rmtree(os.path.join(self.out, name), ignore_errors=True)
+                os.remove(state_path)
+                return self._init_state()
             if not self.seeds:
                 self.seeds = old["config"]["seeds"]
                 cfg = _state_config(self.seeds, self.ccfg, self.fcfg)

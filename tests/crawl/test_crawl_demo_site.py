@@ -206,17 +206,21 @@ def test_resume_fetches_nothing_twice(tmp_path, capsys):
                   "--no-sitemaps", "--quiet"]
         assert cli_main(common + ["--seeds", site.url + "/", "--max-pages", "6", "--write-warc"]) == 0
         first = [p for p in site.requested_paths() if p != "/robots.txt"]
-        assert cli_main(common + ["--seeds", site.url + "/", "--max-pages", "6"]) == 1  # exists: needs --resume
+        assert cli_main(common + ["--seeds", site.url + "/de/", "--max-pages", "6"]) == 1  # another crawl is there
         assert cli_main(common + ["--resume", "--max-pages", "15"]) == 0
         assert cli_main(common + ["--seeds", site.url + "/other", "--resume"]) == 1  # different seeds: refused
         allp = [p for p in site.requested_paths() if p != "/robots.txt"]
+        rows = list(ShardDataset(os.path.join(out, "pages")).iter_rows(["id", "url"]))
+        log = list(ShardDataset(os.path.join(out, "log")).iter_rows(["decision", "fetch_ms"]))
+        assert sum(r["fetch_ms"] is not None for r in log) == 15
+        from crawl.warc import iter_warc_pages
+        warcs = sorted(os.listdir(os.path.join(out, "warc")))
+        assert warcs and list(iter_warc_pages(os.path.join(out, "warc", warcs[0])))
+        # the same command again without --resume is a rerun: it replaces the crawl
+        assert cli_main(common + ["--seeds", site.url + "/", "--max-pages", "2"]) == 0
+        assert 1 <= len(ShardDataset(os.path.join(out, "pages"))) <= 2
     capsys.readouterr()
     assert len(first) == 6 and len(allp) == 15
-    from crawl.warc import iter_warc_pages
-    warcs = sorted(os.listdir(os.path.join(out, "warc")))
-    assert warcs and list(iter_warc_pages(os.path.join(out, "warc", warcs[0])))
     assert len(set(allp)) == len(allp)
-    rows = list(ShardDataset(os.path.join(out, "pages")).iter_rows(["id", "url"]))
     assert len({r["id"] for r in rows}) == len(rows) and 10 <= len(rows) <= 15  # 404s are logged, not pages
-    log = list(ShardDataset(os.path.join(out, "log")).iter_rows(["decision", "fetch_ms"]))
-    assert sum(r["fetch_ms"] is not None for r in log) == 15
+
