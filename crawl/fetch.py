@@ -161,8 +161,8 @@ class Fetcher:
             res = self._request(url, accept_types)
             res.attempts = attempt + 1
             retryable = res.skip in ("timeout", "connection_error") or res.status in RETRY_STATUSES
-            if not retryable or attempt >= cfg.retries:
-                return res
+            if not retryable or attempt >= cfg.retries or (res.skip == "timeout" and attempt >= 1):
+                return res  # a page that timed out gets one more try, not `retries`: timeouts are slow
             wait = cfg.backoff * (2 ** attempt) * (1 + random.random() * 0.25)
             if res.retry_after is not None:
                 if res.retry_after > cfg.max_retry_after:
