@@ -122,6 +122,7 @@ def test_text_pipeline_single_and_multi_process(tmp_path):
     assert rc == 0
     assert read_sorted(out2) == kept and read_sorted(out2 + ".rejected") == rejected
     assert read_report(out2).to_json()["stages"] == stats.to_json()["stages"]
+    assert read_samples(out2) == samples
 
 
 def test_text_cli_errors_are_one_line(tmp_path, capsys):
