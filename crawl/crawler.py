@@ -100,7 +100,8 @@ class WaveCrawler:
         self.fetcher = Fetcher(FetchConfig(user_agent=c.agent_string, connect_timeout=c.connect_timeout,
                                            read_timeout=c.read_timeout, total_timeout=c.total_timeout,
                                            max_bytes=c.max_bytes, max_redirects=c.max_redirects, retries=c.retries,
-                                           backoff=c.backoff, max_retry_after=c.max_retry_after))
+                                           backoff=c.backoff, max_retry_after=c.max_retry_after,
+                                           block_private=not c.allow_private))
         self.robots = RobotsCache(self.fetcher, c.user_agent, c.optout_token, check_address=self.policy.check)
         self._renderer: RenderService | None = None
         self._render_lock = threading.Lock()

@@ -38,6 +38,7 @@ class FetchConfig:
     backoff: float = 0.5              # seconds, doubled per retry, with jitter
     max_retry_after: float = 30.0     # Retry-After longer than this: give up on the URL for now
     accept_types: tuple[str, ...] = HTML_TYPES
+    block_private: bool = False       # refuse connections whose peer is a private address (DNS rebinding)
 
 
 @dataclass
@@ -79,6 +80,43 @@ def mime_of(content_type: str) -> str:
     return content_type.split(";")[0].strip().lower()
 
 
+class PrivateAddressRefused(urllib3.exceptions.NewConnectionError):
+    pass
+
+
+def _guarded(conn_cls):
+    """A connection class that checks the address it actually connected to: a host that resolved
+    to a public address when the crawler checked it cannot rebind to 127.0.0.1 afterwards."""
+
+    class Guarded(conn_cls):
+        def _new_conn(self):
+            sock = super()._new_conn()
+            try:
+                peer = sock.getpeername()[0]
+            except OSError:
+                peer = None
+            from crawl.safety import is_private_ip  # noqa: PLC0415
+            if peer is not None and is_private_ip(peer):
+                sock.close()
+                raise PrivateAddressRefused(self, f"refused private address {peer}")
+            return sock
+
+    Guarded.__name__ = "Guarded" + conn_cls.__name__
+    return Guarded
+
+
+def _guard_pool_manager(pm: urllib3.PoolManager) -> None:
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool  # noqa: PLC0415
+
+    class GuardedHTTPPool(HTTPConnectionPool):
+        ConnectionCls = _guarded(HTTPConnectionPool.ConnectionCls)
+
+    class GuardedHTTPSPool(HTTPSConnectionPool):
+        ConnectionCls = _guarded(HTTPSConnectionPool.ConnectionCls)
+
+    pm.pool_classes_by_scheme = {"http": GuardedHTTPPool, "https": GuardedHTTPSPool}
+
+
 class Fetcher:
     """Thread-safe; one connection pool per host (urllib3), connections reused across pages."""
 
@@ -91,6 +129,8 @@ class Fetcher:
                                         headers={"User-Agent": self.config.user_agent,
                                                  "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
                                                  "Accept-Encoding": "gzip, deflate"})
+        if self.config.block_private:
+            _guard_pool_manager(self.pool)
 
     def close(self) -> None:
         self.pool.clear()
@@ -220,6 +260,8 @@ class Fetcher:
 
 
 def _error_reason(e: BaseException) -> str:
+    if isinstance(e, PrivateAddressRefused):
+        return "private_address"
     if isinstance(e, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)):
         return "timeout"
     if isinstance(e, urllib3.exceptions.ProtocolError) and "timed out" in str(e):

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from crawl.urls import ALLOWED_SCHEMES
 
 
-def _is_private(ip: str) -> bool:
+def is_private_ip(ip: str) -> bool:
     addr = ipaddress.ip_address(ip.split("%")[0])
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped:
         addr = addr.ipv4_mapped
@@ -38,7 +38,7 @@ class AddressPolicy:
         ips = {i[4][0] for i in infos}
         if not ips:
             return "dns_error"
-        if not self.allow_private and any(_is_private(ip) for ip in ips):
+        if not self.allow_private and any(is_private_ip(ip) for ip in ips):
             return "private_address"
         return None
 

@@ -147,3 +147,12 @@ def test_host_clock_backs_off_and_recovers():
     assert c.delay == 4
     assert HostClock(0.5, crawl_delay=30, max_crawl_delay=10).base == 10
     assert HostClock(0.5, crawl_delay=30, honour_crawl_delay=False).base == 0.5
+
+
+def test_connection_guard_refuses_private_peers_even_after_the_check(local_site):
+    """DNS rebinding: the address policy said yes, but the socket lands on 127.0.0.1: refused."""
+    site = local_site({"/": Route("<p>internal</p>")})
+    guarded = Fetcher(FetchConfig(retries=0, block_private=True))
+    res = guarded.fetch(site.url + "/")
+    assert res.skip == "private_address" and site.hits == []
+    assert Fetcher(FetchConfig(retries=0)).fetch(site.url + "/").ok
