@@ -24,6 +24,8 @@ def test_gopher_keeps_prose_and_names_each_rule():
     assert run(g, ellipsis)[2] == "gopher:ellipsis_lines"
     assert run(g, " ".join(str(1000 + i) for i in range(200)) + " the and of")[2] == "gopher:non_alpha_words"
     assert run(g, " ".join(["orchard", "apple", "cider"] * 30))[2] == "gopher:no_stop_words"
+    titles = " ".join(f"The History of Cider Part {i} A Guide to the Orchard" for i in range(8))  # a hub page
+    assert run(g, titles)[2] == "gopher:no_sentences"
 
 
 def test_gopher_cjk_is_judged_per_character():
