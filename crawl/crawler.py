@@ -58,6 +58,7 @@ class CrawlConfig:
     fast_extract: bool = True               # trafilatura without fallbacks: better F1 on aeb, 2x faster
     keep_raw_html: bool = True
     progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
+    chunk_size: int = 25                      # URLs per host between checkpoints (see crawl/checkpoint.py)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -311,7 +312,28 @@ class WaveCrawler:
                 out.links.append(link_row(ln["url"], e.get("depth", 0) + 1, url, "link"))
 
     # -- a wave --------------------------------------------------------------------------------
-    def crawl(self, entries: list[dict], wave: int | None = None) -> WaveOutput:
+    def crawl_host_checkpointed(self, entries: list[dict], partial_dir: str | None) -> WaveOutput:
+        """crawl_host in chunks; each finished chunk is saved under partial_dir and reused on a redo."""
+        if not partial_dir:
+            return self.crawl_host(entries)
+        from crawl.checkpoint import chunk_key, load_chunk, save_chunk  # noqa: PLC0415
+        out = WaveOutput()
+        size = max(1, self.config.chunk_size)
+        for i in range(0, len(entries), size):
+            chunk = entries[i:i + size]
+            key = chunk_key(self.wave, chunk)
+            saved = load_chunk(partial_dir, key)
+            if saved is not None:
+                out.extend(WaveOutput(saved["pages"], saved["log"], saved["links"]))
+                for _ in chunk:
+                    self._tick()
+                continue
+            part = self.crawl_host(chunk)
+            save_chunk(partial_dir, key, {"pages": part.pages, "log": part.log, "links": part.links})
+            out.extend(part)
+        return out
+
+    def crawl(self, entries: list[dict], wave: int | None = None, partial_dir: str | None = None) -> WaveOutput:
         if wave is not None:
             self.wave = wave
         self._done, self._total = 0, len(entries)
@@ -321,10 +343,10 @@ class WaveCrawler:
         out = WaveOutput()
         if len(by_host) <= 1 or self.config.max_parallel_hosts <= 1:
             for h in sorted(by_host):
-                out.extend(self.crawl_host(by_host[h]))
+                out.extend(self.crawl_host_checkpointed(by_host[h], partial_dir))
             return out
         with cf.ThreadPoolExecutor(max_workers=min(self.config.max_parallel_hosts, len(by_host))) as pool:
-            for part in pool.map(self.crawl_host, [by_host[h] for h in sorted(by_host)]):
+            for part in pool.map(lambda h: self.crawl_host_checkpointed(by_host[h], partial_dir), sorted(by_host)):
                 out.extend(part)
         return out
 

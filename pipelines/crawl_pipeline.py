@@ -47,8 +47,8 @@ def _crawl_fn_class():
     class CrawlWaveFn(beam.DoFn):
         """(slot, [frontier entries]) -> pages (main), 'log' and 'links' tagged outputs."""
 
-        def __init__(self, config_json: dict, wave: int):
-            self.config_json, self.wave = config_json, wave
+        def __init__(self, config_json: dict, wave: int, partial_dir: str | None = None):
+            self.config_json, self.wave, self.partial_dir = config_json, wave, partial_dir
             self.driver_pid = os.getpid()
             self.crawler = None
 
@@ -58,7 +58,7 @@ def _crawl_fn_class():
 
         def process(self, element):
             _, entries = element
-            out = self.crawler.crawl(list(entries), self.wave)
+            out = self.crawler.crawl(list(entries), self.wave, self.partial_dir)
             for p in out.pages:
                 yield p
             for r in out.log:
@@ -114,7 +114,8 @@ def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlCo
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         outs = (p
                 | "Slots" >> beam.Create(sorted(slots.items()))
-                | "Crawl" >> beam.ParDo(CrawlWaveFn(config.to_json(), wave)).with_outputs("log", "links", main="pages"))
+                | "Crawl" >> beam.ParDo(CrawlWaveFn(config.to_json(), wave, os.path.join(wave_dir, "partial")))
+                .with_outputs("log", "links", main="pages"))
         (outs.pages | "WritePages" >> WriteShards(os.path.join(wave_dir, "pages"), "pages", PAGES,
                                                   provenance=provenance, target_bytes=32 << 20))
         (outs.log | "DedupeLog" >> _dedupe_transform() | "WriteLog" >> WriteShards(os.path.join(wave_dir, "log"), "crawl_log", CRAWL_LOG,
@@ -173,6 +174,7 @@ class CrawlDriver:
                                           list(self.seeds))
         self.seed_log: list[dict] = []
         self.wave = 0
+        self.redo: tuple[int, list[dict]] | None = None  # (wave, frontier) of an interrupted wave
 
     def say(self, msg: str) -> None:
         if self.progress:
@@ -228,8 +230,15 @@ class CrawlDriver:
                 continue
             if os.path.exists(os.path.join(d, "DONE")):
                 done.append(int(name))
+            elif _is_dataset(os.path.join(d, "frontier")):
+                # an interrupted wave: redo it with the same frontier; its finished chunks are reused
+                for part in os.listdir(d):
+                    if part not in ("frontier", "partial"):
+                        p = os.path.join(d, part)
+                        shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+                self.redo = (int(name), list(_rows(os.path.join(d, "frontier"))))
             else:
-                shutil.rmtree(d)  # an interrupted wave is redone as a whole
+                shutil.rmtree(d)
         f = self.frontier
         for w in done:
             d = _wave_dir(self.out, w)
@@ -245,21 +254,38 @@ class CrawlDriver:
             last = _wave_dir(self.out, done[-1])
             f.pending = {r["url"]: r for r in _rows(os.path.join(last, "next"))}
             self.wave = done[-1] + 1
+        if self.redo is not None and self.redo[0] != self.wave:
+            shutil.rmtree(_wave_dir(self.out, self.redo[0]), ignore_errors=True)  # not the next wave: stale
+            self.redo = None
+        if done:
             self.say(f"resuming after wave {done[-1]}: {f.fetched} pages fetched, {len(f.pending)} URLs pending")
 
     # -- one wave -------------------------------------------------------------------------------
     def _run_wave(self) -> bool:
         f = self.frontier
-        entries = f.select()
-        if not entries:
-            return False
         d = _wave_dir(self.out, self.wave)
-        os.makedirs(d, exist_ok=True)
+        if self.redo is not None:
+            entries = self.redo[1]
+            self.redo = None
+            for e in entries:
+                f.pending.pop(e["url"], None)
+            self.say(f"wave {self.wave}: redoing an interrupted wave (finished chunks are not fetched again)")
+        else:
+            entries = f.select()
+            if not entries:
+                return False
+            os.makedirs(d, exist_ok=True)
+            _write(os.path.join(d, "frontier"), "crawl_frontier", FRONTIER, entries, self.provenance)
         t0 = time.time()
-        _write(os.path.join(d, "frontier"), "crawl_frontier", FRONTIER, entries, self.provenance)
         self.say(f"wave {self.wave}: {len(entries)} URLs on {len({e['host'] for e in entries})} hosts "
                  f"({f.fetched} fetched so far, {len(f.pending)} more pending)")
         run_wave_beam(d, self.wave, entries, self.ccfg, self.beam_args, self.provenance)
+        self._finish_wave(d, entries, t0)
+        return True
+
+    def _finish_wave(self, d: str, entries: list[dict], t0: float) -> None:
+        """Admit the wave's links, write the next frontier, mark the wave DONE."""
+        f = self.frontier
         decisions, consumed = {}, []
         for r in _rows(os.path.join(d, "log"), ["url", "decision", "fetch_ms"]):
             decisions[r["url"]] = r["decision"]
@@ -286,9 +312,9 @@ class CrawlDriver:
             json.dump({"wave": self.wave, "urls": len(entries), "pages": n_pages, "seconds": round(time.time() - t0, 2),
                        "finished": now_iso()}, fh)
         os.replace(os.path.join(d, "DONE.tmp"), os.path.join(d, "DONE"))
+        shutil.rmtree(os.path.join(d, "partial"), ignore_errors=True)  # the wave's datasets hold it all now
         self.say(f"wave {self.wave}: {n_pages} pages in {time.time() - t0:.1f}s")
         self.wave += 1
-        return True
 
     # -- merge ----------------------------------------------------------------------------------
     def _merge(self) -> tuple[str, dict]:

@@ -224,3 +224,30 @@ def test_resume_fetches_nothing_twice(tmp_path, capsys):
     assert len(set(allp)) == len(allp)
     assert len({r["id"] for r in rows}) == len(rows) and 10 <= len(rows) <= 15  # 404s are logged, not pages
 
+
+
+def test_interrupted_wave_reuses_its_finished_chunks(tmp_path, monkeypatch):
+    from pipelines import crawl_pipeline
+
+    real = crawl_pipeline.CrawlDriver._finish_wave
+
+    def crash_in_wave_1(self, d, entries, t0):
+        if self.wave == 1:
+            raise RuntimeError("simulated crash after wave 1 fetched its pages")
+        return real(self, d, entries, t0)
+
+    out = str(tmp_path / "c")
+    kw = dict(allow_private=True, delay=0, max_pages=9, max_depth=1, render="never", sitemaps=False, chunk_size=2,
+              progress=False)
+    with DemoSite() as site:
+        monkeypatch.setattr(crawl_pipeline.CrawlDriver, "_finish_wave", crash_in_wave_1)
+        with pytest.raises(RuntimeError):
+            run_crawl([site.url + "/"], out, **kw)
+        before = [p for p in site.requested_paths() if p != "/robots.txt"]
+        assert os.listdir(os.path.join(out, "waves", "00001", "partial"))
+        monkeypatch.setattr(crawl_pipeline.CrawlDriver, "_finish_wave", real)
+        pages_dir, summary = run_crawl([site.url + "/"], out, resume=True, **kw)
+        after = [p for p in site.requested_paths() if p != "/robots.txt"]
+    assert len(before) == 9 and after == before  # the redone wave fetched nothing again
+    assert len(ShardDataset(pages_dir)) == summary["pages"] >= 7
+    assert not os.path.exists(os.path.join(out, "waves", "00001", "partial"))
