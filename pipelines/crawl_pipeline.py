@@ -5,13 +5,16 @@ inside a worker and across workers), fetches/renders/extracts in a DoFn that own
 WaveCrawler (fetcher, robots cache, browser) from setup() to teardown(), and writes pages, the
 crawl log and discovered links as shard datasets. The driver (plain Python, here) then admits
 the links into the frontier and writes the next frontier, so a stopped crawl resumes where it
-stopped and never fetches a page twice (a wave interrupted midway is redone as a whole).
+stopped and never fetches a page twice: inside a wave every host's URLs are checkpointed in
+chunks (waves/NNNNN/partial), and a wave interrupted midway is redone with the same frontier,
+reading its finished chunks back instead of fetching them again.
 
 Output layout (all shard datasets, see corpus/):
     OUT/pages/            PAGES (corpus.schemas): every fetched page, all waves; report/ inside
     OUT/log/              CRAWL_LOG (crawl.log_schema): one row per URL decision
     OUT/state.json        seeds and config of the crawl (checked on --resume)
-    OUT/waves/NNNNN/      frontier, pages, log, links, next, admission datasets; DONE when complete
+    OUT/waves/NNNNN/      frontier, pages, log, links, next, admission datasets; DONE when complete;
+                          partial/ chunk checkpoints while the wave runs
     OUT/warc/             wave-NNNNN.warc.gz when --write-warc
 """
 from __future__ import annotations
