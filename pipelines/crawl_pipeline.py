@@ -10,7 +10,7 @@ chunks (waves/NNNNN/partial), and a wave interrupted midway is redone with the s
 reading its finished chunks back instead of fetching them again.
 
 Output layout (all shard datasets, see corpus/):
-    OUT/pages/            PAGES (corpus.schemas): every fetched page, all waves; report/ inside
+    OUT/pages/            PAGES (corpus.schemas): every fetched page, all waves; _report/ inside
     OUT/log/              CRAWL_LOG (crawl.log_schema): one row per URL decision
     OUT/state.json        seeds and config of the crawl (checked on --resume)
     OUT/waves/NNNNN/      frontier, pages, log, links, next, admission datasets; DONE when complete;

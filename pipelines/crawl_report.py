@@ -1,4 +1,4 @@
-"""The crawl's audit report (report/ beside the pages dataset), computed from the crawl log.
+"""The crawl's audit report (the pages dataset's report dir, corpus.report), computed from the crawl log.
 
 Stage `crawl`: one row per URL decision, kept = fetched, dropped by skip reason; stages
 `host <name>` for the busiest hosts; counters for status codes; info for render share, bytes
