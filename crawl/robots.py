@@ -1,6 +1,6 @@
 """robots.txt (RFC 9309) per host, with the training opt-out token, parsed by protego.
 
-- 2xx: parse (first 500 KiB); 4xx: everything allowed; 5xx, timeouts, refused connections,
+- 2xx: parse (first 500 KiB); 4xx: everything allowed; 5xx, 429, timeouts, refused connections,
   redirect loops: nothing allowed on that host until a later retry (the entry expires sooner).
 - The crawler's own token picks its group, else `*`. The opt-out token (CiderBot-Extended, like
   Applebot-Extended) is matched exactly (protego alone would let `CiderBot` rules answer for
@@ -76,7 +76,7 @@ class RobotsCache:
         if 200 <= res.status < 300:
             text = res.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace")
             return parse_robots(origin, text, res.status)
-        if 400 <= res.status < 500:
+        if 400 <= res.status < 500 and res.status != 429:  # 429 means "slow down", not "no robots.txt"
             return RobotsEntry(origin, "allow_all", res.status, fetched_at=time.time())
         return RobotsEntry(origin, "unavailable", res.status, fetched_at=time.time(), detail=f"http_{res.status}")
 

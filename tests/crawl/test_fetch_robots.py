@@ -45,6 +45,7 @@ def test_robots_groups_and_optout_token_matched_exactly():
 def test_robots_status_semantics(local_site):
     site500 = local_site({"/robots.txt": Route("oops", 500, "text/plain")})
     site404 = local_site({})
+    site429 = local_site({"/robots.txt": Route("slow down", 429, "text/plain")})
     loop = local_site({"/robots.txt": Route("", 302, None, {"Location": "/robots.txt"})})
     f = Fetcher(FetchConfig(retries=0))
     r = RobotsCache(f)
@@ -52,6 +53,7 @@ def test_robots_status_semantics(local_site):
     d = r.decide(site404.url + "/private/a.html")
     assert d.allowed and d.training_allowed
     assert r.decide(loop.url + "/a.html").reason == "robots_unavailable"
+    assert r.decide(site429.url + "/a.html").reason == "robots_unavailable"
     r.decide(site404.url + "/b.html")
     assert site404.hits.count("/robots.txt") == 1  # cached per origin
 
