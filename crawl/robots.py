@@ -74,7 +74,7 @@ class RobotsCache:
         if res.skip and not res.skip.startswith("http_"):
             return RobotsEntry(origin, "unavailable", res.status, fetched_at=time.time(), detail=res.skip)
         if 200 <= res.status < 300:
-            text = res.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace")
+            text = res.body[:MAX_ROBOTS_BYTES].decode("utf-8-sig", "replace")  # a BOM must not hide line 1
             return parse_robots(origin, text, res.status)
         if 400 <= res.status < 500 and res.status != 429:  # 429 means "slow down", not "no robots.txt"
             return RobotsEntry(origin, "allow_all", res.status, fetched_at=time.time())
