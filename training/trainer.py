@@ -199,7 +199,7 @@ class Trainer:
                                 t_logits = teacher(ids, doc_ids=doc).logits
                             main, kl, ce = distill_loss(out.logits, t_logits, tg, cfg.distill.alpha,
                                                         cfg.distill.temperature, cfg.distill.top_k)
-                            kl_sum += float(kl)
+                            kl_sum += float(kl.detach())
                         else:
                             out = model(ids, targets=tg, doc_ids=doc)
                             main = out.loss
