@@ -1,8 +1,7 @@
-"""Fused Triton kernels, each beside its eager reference; models call ``training.kernels.ops``."""
-from training.kernels.ops import (apply_rope, attention, dequantize_kv_int8, get_default_impl,
-                                  linear_cross_entropy, moe_mlp, quantize_kv_int8, rms_norm,
-                                  rope_cos_sin, set_default_impl, swiglu, use_impl)
+"""Fused Triton kernels, each beside its eager reference (reference.py); models call
+``training.kernels.ops`` (``from training.kernels import ops``).
 
-__all__ = ["apply_rope", "attention", "dequantize_kv_int8", "get_default_impl",
-           "linear_cross_entropy", "moe_mlp", "quantize_kv_int8", "rms_norm", "rope_cos_sin",
-           "set_default_impl", "swiglu", "use_impl"]
+Nothing is re-exported here on purpose: the kernel modules share their op's name
+(``training.kernels.rms_norm`` is the module holding the Triton RMSNorm), and a function of the
+same name on the package would shadow the module until the module is first imported.
+"""
