@@ -153,8 +153,7 @@ def make_pairs(ref: dict[str, Any], info: dict[str, Any] | None, cfg: ImagesConf
         meta = {"alt_raw": ref["alt"], "caption": ref.get("caption"), "position": ref.get("position"),
                 "text_before": (ref.get("text_before") or "")[-CONTEXT_CHARS:],
                 "text_after": (ref.get("text_after") or "")[:CONTEXT_CHARS], "detail": info.get("detail") or "",
-                "status": info.get("status"), "fetch_ms": info.get("fetch_ms"), "decode_ms": info.get("decode_ms"),
-                "animated": info.get("animated")}
+                "status": info.get("status"), "animated": info.get("animated")}   # no timings: output is deterministic
         rows.append({
             "id": pair_id(ref, source), "image": info.get("image") if keep_bytes else None,
             "mime": info.get("mime"), "width": info.get("width"), "height": info.get("height"),
@@ -420,6 +419,7 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
 
     # fetch + check every distinct src once; one host's fetches stay on one worker (politeness)
     infos = (refs
+             | "TrainablePages" >> beam.Filter(lambda r: r["page_training_allowed"])   # opted-out: never fetched
              | "Srcs" >> beam.Map(lambda r: r["src"]) | "HasSrc" >> beam.Filter(bool)
              | "DistinctSrc" >> beam.Distinct()
              | "ByHost" >> beam.Map(lambda s: (_host(s), s)) | "GroupHost" >> beam.GroupByKey()

@@ -126,6 +126,13 @@ def write_pages(out_dir: str, base: str, cases: dict[str, dict], per_page: int =
         rows.append({"id": f"page{p:03d}", "url": url, "final_url": url, "host": "127.0.0.1", "status": 200,
                      "text": text, "images": images, "language_hint": "en", "training_allowed": True,
                      "source": "crawl", "headers": [], "tables": [], "outlinks": []})
+    # a page whose publisher opted out of training use: crawled, but its images are never fetched
+    url = f"{base}/optout.html"
+    rows.append({"id": "page_optout", "url": url, "final_url": url, "host": "127.0.0.1", "status": 200,
+                 "text": "Opted out. The end.", "language_hint": "en", "training_allowed": False, "source": "crawl",
+                 "images": [{"src": f"{base}/good2.png", "alt": cases["good2.png"]["alt"], "caption": None,
+                             "text_before": "Opted out.", "text_after": "", "position": 10}],
+                 "headers": [], "tables": [], "outlinks": []})
     write_dataset(out_dir, "pages", pa.Table.from_pylist(rows, schema=PAGES))
     return out_dir
 
