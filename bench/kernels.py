@@ -7,6 +7,7 @@ speed-up of each peer over the eager reference, and achieved GB/s (memory-bound 
 TFLOP/s (matmul-bound kernels; causal attention counts only the unmasked half).
 
 Usage:  python bench/kernels.py [--only attention,moe] [--quick] [--no-compile]
+        python bench/kernels.py --compile-check   # no GPU needed: compile every kernel for sm_90
 Shapes follow the ondevice-3b preset (hidden 2048, 16x128 query heads, 2 KV heads, SwiGLU 6656,
 vocab 153,600) at 16k tokens per step. Needs a CUDA GPU (written for H100/H200); on a machine
 without one it says so and exits 0.
@@ -20,6 +21,8 @@ import time
 
 if "--smoke" in sys.argv:  # before torch/triton are imported
     os.environ["TRITON_INTERPRET"] = "1"
+if "--compile-check" in sys.argv:
+    os.environ.pop("TRITON_INTERPRET", None)
 
 import torch  # noqa: E402
 
@@ -100,6 +103,77 @@ def run_case(table, kernel, impls, inputs, work_fwd, work_fb, unit, backward=Tru
         _empty_cache()
 
 
+def compile_check(arch: int = 90) -> int:
+    """Compile each kernel (every autotune config, bf16 and fp32) to a cubin for ``sm_<arch>``
+    with Triton's bundled ptxas: catches typing/constexpr/layout errors and shows the shared
+    memory each config needs (H100/H200: 227 KiB per block), all without a GPU."""
+    import importlib
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    mods = {m: importlib.import_module("training.kernels." + m) for m in
+            ("rms_norm", "swiglu", "rope", "kv_int8", "flash_attention", "moe", "linear_ce")}
+    floats = {"eps", "qk_scale", "sm_scale", "sign"}
+    failed = 0
+
+    def one(kernel, ptrs, consts, warps=4, stages=3):
+        nonlocal failed
+        fn = getattr(kernel, "fn", kernel)
+        sig = {n: ("constexpr" if fn.params[i].is_constexpr else "*" + ptrs[n] if n in ptrs
+                   else "fp32" if n in floats else "i32") for i, n in enumerate(fn.arg_names)}
+        try:
+            k = triton.compile(ASTSource(fn, sig, consts), target=GPUTarget("cuda", arch, 32),
+                               options=dict(num_warps=warps, num_stages=stages))
+            note = f"shared {k.metadata.shared / 1024:.0f} KiB"
+            if k.metadata.shared > 227 * 1024:
+                note += " (too much for one SM: autotune skips it)"
+        except Exception as e:  # noqa: BLE001 - report every failing kernel, then exit 1
+            failed += 1
+            note = f"FAILED {type(e).__name__}: {str(e).splitlines()[0][:150]}"
+        cfg = ", ".join(f"{a}={b}" for a, b in consts.items())
+        print(f"{fn.__name__:<12} w{warps} s{stages}  {cfg}: {note}", flush=True)
+
+    def tuned(kernel, ptrs, flags):
+        for c in kernel.configs:
+            one(kernel, ptrs, {**flags, **c.kwargs}, c.num_warps, c.num_stages)
+
+    for dt in ("bf16", "fp32"):
+        def P(*names, **kw):
+            return {**{n: dt for n in names}, **kw}
+        prec = "ieee" if dt == "fp32" else "tf32"
+        rn, sw, ro, kv = mods["rms_norm"], mods["swiglu"], mods["rope"], mods["kv_int8"]
+        fa, mo, lc = mods["flash_attention"], mods["moe"], mods["linear_ce"]
+        one(rn._fwd, P("X", "W", "Y", RSTD="fp32"), dict(BLOCK_N=2048, ROWS=2), 8)
+        one(rn._bwd, P("X", "W", "DY", "DX", DW="fp32", RSTD="fp32"),
+            dict(BLOCK_N=2048, ROWS=2, TILES=8), 16)
+        one(sw._fwd, P("G", "U", "Y"), dict(BLOCK=1024))
+        one(sw._bwd, P("G", "U", "DY", "DG", "DU"), dict(BLOCK=1024))
+        one(ro._rope, P("X", "Y", COS="fp32", SIN="fp32"), dict(BLOCK_H=64, ROWS=32))
+        one(kv._quant, P("X", Q="i8", S="fp32"), dict(BLOCK_D=128, ROWS=16))
+        one(kv._dequant, P("Y", Q="i8", S="fp32"), dict(BLOCK_D=128, ROWS=16))
+        for causal, win, doc in ((True, False, False), (True, True, True), (False, False, False)):
+            flags = dict(CAUSAL=causal, HAS_WINDOW=win, HAS_DOC=doc, BLOCK_D=128, PREC=prec)
+            tuned(fa._fwd, P("Q", "K", "V", "O", LSE="fp32", DOC="i32"), flags)
+            tuned(fa._bwd_dkdv, P("Q", "K", "V", "DO", "DK", "DV", LSE="fp32", DELTA="fp32",
+                                  DOC="i32"), flags)
+            tuned(fa._bwd_dq, P("Q", "K", "V", "DO", "DQ", LSE="fp32", DELTA="fp32", DOC="i32"),
+                  flags)
+        for g in (True, False):
+            one(mo._gmm, P("A", "B", "C", A_IDX="i32", TILE_E="i32", TILE_R0="i32",
+                           TILE_END="i32"), dict(GATHER=g, PREC=prec, BM=64, BN=128, BK=64))
+            one(mo._gmm_wgrad, P("X", "DY", "DW", X_IDX="i32", SEG_START="i32", SEG_END="i32"),
+                dict(GATHER=g, PREC=prec, BM=32, BN=128, BK=64))
+            one(mo._combine, P("Y", "W", "OUT", POS="i32"), dict(HAS_W=g, ROWS=2, BLOCK_D=1024))
+        one(lc._lse_update, P("LOGITS", M="fp32", S="fp32", TGT="i32", TLOGIT="fp32"),
+            dict(ROWS=4, BLOCK_V=1024))
+        one(lc._ce_grad, P("LOGITS", LSE="fp32", TGT="i32", SCALE="fp32"),
+            dict(ROWS=4, BLOCK_V=1024))
+    print("compile check:", "all kernels compiled" if not failed else f"{failed} FAILED")
+    return 1 if failed else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma list: rms_norm,rope,swiglu,attention,"
@@ -107,7 +181,11 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="4x fewer tokens")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile peers")
     ap.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--compile-check", action="store_true",
+                    help="no GPU needed: compile every kernel config for sm_90 and exit")
     args = ap.parse_args(argv)
+    if args.compile_check:
+        return compile_check()
     global SMOKE
     SMOKE = args.smoke
     if not SMOKE and not torch.cuda.is_available():

@@ -67,6 +67,13 @@ def test_rope(dtype, batched_positions):
     both(lambda impl: ops.apply_rope(q, k, cos, sin, impl=impl), (q, k), dtype)
 
 
+def test_rope_without_k():
+    q = rnd(1, 2, 5, 8, dtype=torch.float32)
+    cos, sin = ops.rope_cos_sin(5, 8)
+    both(lambda impl: ops.apply_rope(q, None, cos, sin, impl=impl)[0], (q,), torch.float32)
+    assert ops.apply_rope(q, None, cos, sin, impl="triton")[1] is None
+
+
 def test_rope_rotates_pairs_by_position_angle():
     q = torch.zeros(1, 1, 3, 4)
     q[..., 0] = 1.0  # x1 of pair 0

@@ -65,7 +65,7 @@ def rms_norm(x, weight, eps: float = 1e-6, impl: str = "auto"):
 
 
 def apply_rope(q, k, cos, sin, impl: str = "auto"):
-    """q/k ``[B,H,T,D]``, cos/sin ``[T,D/2]`` or ``[B|1,T,D/2]`` (see reference.rope_cos_sin)."""
+    """q/k ``[B,H,T,D]`` (k may be None), cos/sin ``[T,D/2]`` or ``[B|1,T,D/2]`` (rope_cos_sin)."""
     if resolve_impl(impl, q) == "reference":
         return ref.apply_rope(q, k, cos, sin)
     return _k("rope").apply_rope(q, k, cos, sin)

@@ -61,9 +61,10 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).to(x.dtype)
 
 
-def apply_rope(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor):
+def apply_rope(q: torch.Tensor, k: torch.Tensor | None, cos: torch.Tensor, sin: torch.Tensor):
+    """Rotate q and k (k may be None: layers that reuse another layer's keys); returns (q, k)."""
     c, s = _rope_table(cos), _rope_table(sin)
-    return _rotate(q, c, s), _rotate(k, c, s)
+    return _rotate(q, c, s), (None if k is None else _rotate(k, c, s))
 
 
 def swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:

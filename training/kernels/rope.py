@@ -58,14 +58,14 @@ class _RoPE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, cos, sin):
         B, _, T, D = q.shape
-        if D % 2 or k.shape[0] != B or k.shape[2] != T or k.shape[3] != D:
+        if D % 2 or (k is not None and (k.shape[0] != B or k.shape[2] != T or k.shape[3] != D)):
             raise ValueError(f"rope: q {tuple(q.shape)} and k {tuple(k.shape)} must share B, T "
                              f"and an even head dim")
         c, cbs = _table(cos, B, T, D // 2)
         s, _ = _table(sin, B, T, D // 2)
         ctx.save_for_backward(c, s)
         ctx.cbs = cbs
-        return _launch(q, c, s, cbs, 1.0), _launch(k, c, s, cbs, 1.0)
+        return _launch(q, c, s, cbs, 1.0), (None if k is None else _launch(k, c, s, cbs, 1.0))
 
     @staticmethod
     def backward(ctx, dq, dk):
@@ -76,4 +76,5 @@ class _RoPE(torch.autograd.Function):
 
 
 def apply_rope(q, k, cos, sin):
+    """Returns (rotated q, rotated k); k may be None (then None comes back)."""
     return _RoPE.apply(q, k, cos, sin)
