@@ -89,6 +89,7 @@ ATTN_CASES = [  # B, H, Hkv, Tq, Tk, D, causal, window, doc
     (2, 2, 1, 50, 50, 16, True, 9, False),        # sliding window skipping whole blocks
     (1, 2, 2, 40, 40, 16, True, 13, True),        # window + documents
     (1, 2, 1, 5, 41, 16, True, None, False),      # queries end-aligned (cached decode)
+    (1, 2, 1, 7, 45, 16, True, 11, False),        # decode chunk against a windowed cache
     (1, 2, 1, 33, 33, 16, False, None, False),    # bidirectional
 ]
 
