@@ -276,4 +276,6 @@ class _FlashAttention(torch.autograd.Function):
 def attention(q, k, v, causal: bool = True, window: int | None = None, doc_ids=None,
               scale: float | None = None) -> torch.Tensor:
     check_attention_args(q, k, v, causal, window, doc_ids)
+    if k.dtype != q.dtype or v.dtype != q.dtype:  # tl.dot needs one dtype (e.g. an fp32 cache)
+        k, v = k.to(q.dtype), v.to(q.dtype)
     return _FlashAttention.apply(q, k, v, causal, window, doc_ids, scale)
