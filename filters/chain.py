@@ -190,13 +190,6 @@ class TextChain:
             row["_decontam_ngrams"] = doc.meta.get("decontam_ngrams", [])
         return row
 
-    def quality_keep(self, row: dict[str, Any], threshold: float) -> tuple[bool, str | None]:
-        q: QualityModel = self.filters["quality"]  # type: ignore[assignment]
-        if row.get("quality_score") is None:
-            return True, None
-        doc = Doc(id=row["id"], text="", language=row.get("language"))
-        return q.decide({"quality_score": row["quality_score"]}, doc, threshold=threshold)
-
 
 def funnel(chain: TextChain, row: dict[str, Any], stats) -> None:
     """Record one final row in `stats` (corpus.report.ReportStats), stage by stage in order."""

@@ -81,6 +81,14 @@ def hq_probability(model, text: str) -> float:
     return 1.0 - float(out[0][0]) if out else 0.0
 
 
+def quality_decision(score: float, language: str | None, threshold: float, languages=None,
+                     reason: str = "quality:low_score") -> tuple[bool, str | None]:
+    """Keep if the language is not judged (`languages` given and not in it) or score >= threshold."""
+    if languages and language not in languages:
+        return True, None
+    return (True, None) if score >= threshold else (False, reason)
+
+
 class QualityModel(TextFilter):
     name = "quality"
     score_ranges = {"quality_score": (0.0, 1.0)}
@@ -108,14 +116,9 @@ class QualityModel(TextFilter):
     def score(self, doc: Doc) -> dict[str, float]:
         return {"quality_score": hq_probability(self.model, doc.text)}
 
-    def applies(self, doc: Doc | None) -> bool:
-        return self.languages is None or doc is None or doc.language in self.languages
-
     def decide(self, s: dict[str, float], doc: Doc | None = None, threshold: float | None = None
                ) -> tuple[bool, str | None]:
-        if not self.applies(doc):
-            return True, None
         t = self.threshold if threshold is None else threshold
-        if s["quality_score"] < t:
-            return False, "quality:low_score" if threshold is None else "quality:below_top_percent"
-        return True, None
+        return quality_decision(s["quality_score"], doc.language if doc is not None else None, t,
+                                self.languages if doc is not None else None,
+                                "quality:low_score" if threshold is None else "quality:below_top_percent")

@@ -159,19 +159,14 @@ class _HistFn(beam.CombineFn):
 
 
 def _apply_quality(row, threshold, cfg):
+    """Second pass of top-p%: the global threshold arrives as a side input."""
+    from filters.quality_model import quality_decision  # noqa: PLC0415
     if not _alive(row) or row.get("quality_score") is None:
         return row
-    from filters.quality_model import QualityModel  # noqa: PLC0415
-    q = QualityModel.__new__(QualityModel)  # only the decision: no model load
-    q.threshold, q.top_percent = threshold, None
     langs = (cfg.get("quality") or {}).get("languages")
-    q.languages = frozenset(langs) if langs else None
-    from filters.base import Doc  # noqa: PLC0415
-    keep, why = q.decide({"quality_score": row["quality_score"]}, Doc(id="", text="", language=row.get("language")),
-                         threshold=threshold)
-    if not keep:
-        row = dict(row, drop_stage="quality", drop_reason=why)
-    return row
+    keep, why = quality_decision(row["quality_score"], row.get("language"), threshold,
+                                 frozenset(langs) if langs else None, "quality:below_top_percent")
+    return row if keep else dict(row, drop_stage="quality", drop_reason=why)
 
 
 def _apply_decontam(row, frequent):
