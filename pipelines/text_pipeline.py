@@ -18,6 +18,7 @@ Where rows go (chosen so trainers read OUT and nothing else, reviewers can re-th
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from typing import Any, Sequence
@@ -103,7 +104,8 @@ class _Score(beam.DoFn):
             yield self.chain.process(page)
         except Exception as e:  # noqa: BLE001  (never crash on one record)
             row = self.chain.empty_row(page)
-            row["id"] = row["id"] or f"error-{hash(repr(page)[:1000]) & 0xffffffff:08x}"
+            if not row["id"]:  # deterministic across processes (no hash(): it is salted per process)
+                row["id"] = "error-" + hashlib.sha1(repr(sorted(page.items()))[:10000].encode("utf-8", "replace")).hexdigest()
             row["drop_stage"], row["drop_reason"] = "input", f"error:{type(e).__name__}"
             t = page.get("text")
             row["text"] = t[:SAMPLE_TEXT_CHARS].decode("utf-8", "replace") if isinstance(t, bytes) else None

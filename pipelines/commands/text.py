@@ -17,6 +17,8 @@ def configure(p) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--rejected", metavar="DIR", help="where dropped rows go (default from config: OUT.rejected)")
     g.add_argument("--no-rejected", action="store_true", help="do not write dropped rows (report samples only)")
+    p.add_argument("--eval-sets", nargs="+", metavar="FILE", help="evaluation sets for decontamination "
+                   "(.jsonl or .txt; same as decontam.eval_sets in the config)")
     p.add_argument("--overwrite", action="store_true", help="replace a different dataset already in --out")
 
 
@@ -31,7 +33,9 @@ def run(args, beam_args) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     rejected = None if args.no_rejected else (args.rejected or "")
     t0 = time.time()
-    s = run_text(args.pages, args.out, args.config, beam_args, rejected_dir=rejected, overwrite=args.overwrite)
+    overrides = {"decontam": {"eval_sets": list(args.eval_sets)}} if args.eval_sets else None
+    s = run_text(args.pages, args.out, args.config, beam_args, rejected_dir=rejected, overwrite=args.overwrite,
+                 overrides=overrides)
     print(f"text: {s['rows_in']} pages -> {s['kept']} documents in {time.time() - t0:.1f}s", file=sys.stderr)
     for name, f in s["funnel"].items():
         print(f"  {name:<11} in {f['in']:>8}  kept {f['kept']:>8}", file=sys.stderr)
