@@ -51,7 +51,7 @@ class ImageCheckConfig:
     out_max_side: int = 512                  # re-encode so the longer side is at most this
     out_format: str = "JPEG"                 # JPEG | PNG | WEBP
     out_quality: int = 90
-    svg: str = "drop"                        # drop | rasterize (needs the optional cairosvg package)
+    svg: str = "rasterize"                   # rasterize (cairosvg + libcairo) | drop
     animated: str = "drop"                   # drop (the issue's bad-input list) | first_frame
     decode_timeout_s: float = 10.0           # an image that took longer is dropped (R_SLOW)
 
@@ -117,10 +117,40 @@ def sniff(data: bytes) -> str | None:
     return None
 
 
-def _rasterize_svg(data: bytes, cfg: ImageCheckConfig) -> bytes:
-    import cairosvg  # noqa: PLC0415  (optional; cairosvg parses with defusedxml: no external entities)
+def _svg_aspect(data: bytes) -> float | None:
+    """Aspect ratio from the root's width/height or viewBox (None if unknown), parsed without entities."""
+    import re as _re  # noqa: PLC0415
 
+    from defusedxml import ElementTree  # noqa: PLC0415  (cairosvg's own dependency)
+
+    root = ElementTree.fromstring(data)
+    vb = (root.get("viewBox") or "").replace(",", " ").split()
+
+    def num(v):
+        m = _re.match(r"\s*([0-9.]+)", v or "")
+        return float(m.group(1)) if m else None
+    w, h = num(root.get("width")), num(root.get("height"))
+    if (not w or not h) and len(vb) == 4:
+        w, h = float(vb[2]), float(vb[3])
+    if not w or not h:
+        return None
+    return max(w, h) / min(w, h)
+
+
+def _rasterize_svg(data: bytes, cfg: ImageCheckConfig) -> bytes:
+    """SVG -> PNG at out_max_side. unsafe=False: no entity expansion (defusedxml) and cairosvg's
+    safe_fetch, which loads only data: URLs (a file:// or http:// <image> would be a local-file read
+    or SSRF). The aspect ratio is checked before any surface is allocated."""
+    import cairosvg  # noqa: PLC0415  (optional dependency)
+
+    aspect = _svg_aspect(data)
+    if aspect is not None and aspect > cfg.max_aspect:
+        raise _SvgAspect(f"SVG aspect {aspect:.1f} > {cfg.max_aspect}")
     return cairosvg.svg2png(bytestring=data, output_width=cfg.out_max_side, unsafe=False)
+
+
+class _SvgAspect(ValueError):
+    pass
 
 
 def _reencode(im, cfg: ImageCheckConfig) -> tuple[bytes, int, int]:
@@ -161,8 +191,11 @@ def check_image(data: bytes | None, cfg: ImageCheckConfig = ImageCheckConfig(),
             return ImageCheck(R_SVG, "SVG dropped by config", orig_format="SVG")
         try:
             data = _rasterize_svg(data, cfg)
+        except _SvgAspect as e:
+            return ImageCheck(R_ASPECT, str(e), orig_format="SVG")
         except Exception as e:  # noqa: BLE001  (any failure of a third-party rasteriser is a bad image)
-            return ImageCheck(R_CORRUPT, f"SVG rasterisation failed: {type(e).__name__}", orig_format="SVG")
+            return ImageCheck(R_CORRUPT, f"SVG rasterisation failed: {type(e).__name__}: {str(e)[:120]}",
+                              orig_format="SVG")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -172,6 +205,8 @@ def check_image(data: bytes | None, cfg: ImageCheckConfig = ImageCheckConfig(),
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as e:
         return ImageCheck(R_BOMB, str(e)[:200])
     except Image.UnidentifiedImageError:
+        if kind is not None:   # the magic bytes of a known format, but Pillow cannot parse the rest
+            return ImageCheck(R_CORRUPT, f"{kind} signature but unreadable header", orig_format=kind)
         return ImageCheck(R_NOT_IMAGE, f"unidentified bytes ({content_type or 'no content type'})")
     except Exception as e:  # noqa: BLE001  (Pillow raises many types on hostile headers)
         return ImageCheck(R_CORRUPT, f"{type(e).__name__}: {str(e)[:160]}")
@@ -183,12 +218,12 @@ def check_image(data: bytes | None, cfg: ImageCheckConfig = ImageCheckConfig(),
     animated = bool(getattr(im, "is_animated", False))
     if animated and cfg.animated == "drop":
         return ImageCheck(R_ANIMATED, "animated image dropped by config", animated=True, **base)
+    if min(w, h) >= 1 and max(w, h) / min(w, h) > cfg.max_aspect:   # before size: a banner is a banner
+        return ImageCheck(R_ASPECT, f"{w}x{h}: aspect > {cfg.max_aspect}", animated=animated, **base)
     if min(w, h) < cfg.min_side:
         return ImageCheck(R_TOO_SMALL, f"{w}x{h}: a side < {cfg.min_side}", animated=animated, **base)
     if max(w, h) > cfg.max_side:
         return ImageCheck(R_TOO_LARGE, f"{w}x{h}: a side > {cfg.max_side}", animated=animated, **base)
-    if max(w, h) / min(w, h) > cfg.max_aspect:
-        return ImageCheck(R_ASPECT, f"{w}x{h}: aspect > {cfg.max_aspect}", animated=animated, **base)
     try:
         if animated:
             im.seek(0)

@@ -2,7 +2,8 @@
 
     pages ─ refs (one per <img>) ─ unique srcs by host ─ fetch (crawl rules) + Pillow checks
           └──────────────── join ───────────────┘
-    pairs: alt / caption text checks, PII, language ─ image dedup ─ CLIP score ─ global cut ─ shards
+    pairs: alt / caption text checks, PII, language ─ CLIP score ─ image dedup (best-scoring survivor)
+           ─ global CLIP cut ─ shards
     interleaved: page text split at image positions, an image stays if CLIP(image, its context) passes
 
 Every pair row is written, kept or dropped (`drop_reason`), with every score it got; the report
@@ -340,6 +341,10 @@ def _beam_parts():
     return beam, FetchHostDoFn, ClipScoreDoFn, StatsFn, HistFn
 
 
+def _neg_score(s: float | None) -> float:
+    return math.inf if s is None or math.isnan(s) else -float(s)
+
+
 def _bucket(key: str, n: int) -> int:
     import xxhash  # noqa: PLC0415
     return xxhash.xxh64_intdigest(key.encode("utf-8")) % max(1, n)
@@ -431,13 +436,6 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
 
     pairs = joined | "MakePairs" >> beam.FlatMap(lambda ri: make_pairs(ri[0], ri[1], cfg))
 
-    # exact + near image dedup among pairs that passed so far (global, deterministic survivor)
-    dups = (pairs
-            | "DedupCand" >> beam.Filter(lambda r: r["drop_reason"] is None and r["_has_image"])
-            | "DedupKey" >> beam.Map(lambda r: (r["id"], r["sha256"], r["phash"], r["text_source"], (r["id"],)))
-            | "DedupAll" >> beam.combiners.ToList()
-            | "FindDups" >> beam.Map(lambda items: find_duplicates(items, cfg.near_dup_distance)))
-
     # CLIP requests: every pair with an image and a text, and every interleaved image vs its context
     req_pairs = (pairs
                  | "PairReqs" >> beam.FlatMap(lambda r: [("p:" + r["id"], r["_img"], r["text"])]
@@ -454,6 +452,15 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
               | "JoinScore" >> beam.CoGroupByKey()
               | "SetScore" >> beam.FlatMap(lambda kv: [dict(r, clip_score=(list(kv[1]["score"]) or [None])[0])
                                                        for r in kv[1]["row"]]))
+
+    # exact + near image dedup among pairs that passed so far (global). The survivor of a cluster is
+    # the pair whose text matches the image best (highest CLIP score), ties by id: deterministic.
+    dups = (scored
+            | "DedupCand" >> beam.Filter(lambda r: r["drop_reason"] is None and r["_has_image"])
+            | "DedupKey" >> beam.Map(lambda r: (r["id"], r["sha256"], r["phash"], r["text_source"],
+                                                (_neg_score(r["clip_score"]), r["id"])))
+            | "DedupAll" >> beam.combiners.ToList()
+            | "FindDups" >> beam.Map(lambda items: find_duplicates(items, cfg.near_dup_distance)))
 
     def _dedup_reason(r, dups):
         return dups[r["id"]][0] if r["drop_reason"] is None and r["id"] in dups else r["drop_reason"]

@@ -49,7 +49,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     i.add_argument("--max-bytes", type=int, default=20 * 1024 * 1024)
     i.add_argument("--out-max-side", type=int, default=512, help="re-encode to this longer side")
     i.add_argument("--out-format", choices=["JPEG", "PNG", "WEBP"], default="JPEG")
-    i.add_argument("--svg", choices=["drop", "rasterize"], default="drop", help="rasterize needs cairosvg")
+    i.add_argument("--svg", choices=["drop", "rasterize"], default="rasterize",
+                   help="SVG: rasterize with cairosvg (default; no entities, no external resources) or drop")
     i.add_argument("--animated", choices=["first_frame", "drop"], default="drop",
                    help="animated GIF/WEBP: drop (default) or keep the first frame")
     i.add_argument("--near-dup-distance", type=int, default=4, help="pHash Hamming bits (-1: exact dedup only)")

@@ -62,12 +62,12 @@ def build_site(root: str) -> dict[str, dict]:
     bad = {
         "zero.jpg": (b"", "image_empty"),
         "html.jpg": (b"<!DOCTYPE html><html><body>Not found</body></html>", "image_is_html"),
-        "corrupt.jpg": (b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4, None),   # reason: corrupt or truncated
+        "corrupt.jpg": (b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4, "image_corrupt"),
         "truncated.png": (good[: len(good) // 2], "image_truncated"),
         "tiny.png": (_png(Image.new("RGB", (8, 8), (9, 9, 9))), "image_too_small"),
         "strip.png": (_png(Image.new("RGB", (600, 40), (9, 90, 9))), "image_bad_aspect_ratio"),
-        "vector.svg": (b'<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64"/></svg>',
-                       "image_svg_dropped"),
+        "vector.svg": (b'<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64"/>'
+                       b'<!DOCTYPE x [<!ENTITY a "b">]></svg>', "image_corrupt"),
         "bomb.png": (_png(Image.new("1", (10000, 10000))), "image_too_many_pixels"),
     }
     for name, (blob, why) in bad.items():

@@ -59,8 +59,8 @@ def test_bad_inputs_each_get_a_reason():
         good_png[: len(good_png) // 2]: "image_truncated",
         good_jpg[: len(good_jpg) // 2]: "image_truncated",
         enc(gradient(), "BMP"): "image_unsupported_format",
-        b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>': "image_svg_dropped",
-        enc(Image.new("RGB", (20, 200)), "PNG"): "image_too_small",
+
+        enc(Image.new("RGB", (20, 40)), "PNG"): "image_too_small",
         enc(Image.new("RGB", (900, 100)), "PNG"): "image_bad_aspect_ratio",
     }
     for data, reason in cases.items():
@@ -93,3 +93,30 @@ def test_sniff_ignores_claimed_type():
     assert sniff(b"\x89PNG\r\n\x1a\n....") == "PNG"
     assert sniff(b"  <html><body>") == "HTML"
     assert sniff(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "WEBP"
+
+
+def test_svg_rasterized_safely_or_dropped(tmp_path):
+    svg = (b'<svg xmlns="http://www.w3.org/2000/svg" width="80" height="60">'
+           b'<rect width="80" height="60" fill="#0000ff"/></svg>')
+    r = check_image(svg)
+    assert r.ok and r.orig_format == "SVG" and (r.width, r.height) == (512, 384)
+    assert Image.open(io.BytesIO(r.image)).convert("RGB").getpixel((100, 100))[2] > 200
+    assert check_image(svg, ImageCheckConfig(svg="drop")).reason == "image_svg_dropped"
+    # external resources are never loaded: a file:// image on disk must not show up
+    secret = tmp_path / "secret.png"
+    Image.new("RGB", (60, 60), (0, 255, 0)).save(secret)
+    evil = (f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="60" '
+            f'height="60"><image xlink:href="file://{secret}" width="60" height="60"/></svg>').encode()
+    r = check_image(evil)
+    px = Image.open(io.BytesIO(r.image)).convert("RGB").getpixel((200, 200))
+    assert r.ok and px[0] > 200        # white background: the green file was not read
+    xxe = (b'<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+           b'<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><text>&x;</text></svg>')
+    assert check_image(xxe).reason == "image_corrupt"
+    tall = b'<svg xmlns="http://www.w3.org/2000/svg" width="1" height="100000"></svg>'
+    assert check_image(tall).reason == "image_bad_aspect_ratio"
+
+
+def test_known_signature_with_garbage_is_corrupt_and_banners_are_aspect():
+    assert check_image(b"\x89PNG\r\n\x1a\n" + b"\x00" * 300).reason == "image_corrupt"
+    assert check_image(enc(Image.new("RGB", (800, 16)), "PNG")).reason == "image_bad_aspect_ratio"

@@ -70,7 +70,9 @@ def test_duplicates_keep_one_deterministic_survivor(images_run):
     a, b = by[("good0.png", "alt")], by[("dup_exact.png", "alt")]
     dropped, kept = (a, b) if a["drop_reason"] else (b, a)
     assert dropped["drop_reason"] == "duplicate_image_exact" and kept["drop_reason"] is None
-    assert json.loads(dropped["meta_json"])["duplicate_of"] == kept["id"] == min(a["id"], b["id"])
+    # the survivor is the best-scoring pair of the cluster, ties to the smaller id
+    assert json.loads(dropped["meta_json"])["duplicate_of"] == kept["id"]
+    assert (-kept["clip_score"], kept["id"]) < (-dropped["clip_score"], dropped["id"])
     a, b = by[("good1.png", "alt")], by[("dup_near.jpg", "alt")]
     assert sorted([a["drop_reason"] or "", b["drop_reason"] or ""]) == ["", "duplicate_image_near"]
 
