@@ -77,9 +77,13 @@ class LanguageId(TextFilter):
         return self._model
 
     def paragraphs(self, text: str) -> list[tuple[str, int]]:
-        """(label, chars) for each paragraph long enough to judge (blank-line separated)."""
+        """(label, chars) for each paragraph long enough to judge: blank-line separated blocks, or
+        lines when the text has no blank lines (extractors often emit one paragraph per line)."""
         out = []
-        for para in text.split("\n\n"):
+        blocks = text.split("\n\n")
+        if len(blocks) == 1:
+            blocks = text.split("\n")
+        for para in blocks:
             para = para.strip()
             if len(para) >= self.min_paragraph_chars:
                 pred = predict(self.model, para[:2000])

@@ -41,6 +41,9 @@ def test_mixed_language_page_has_paragraph_labels(lid):
     assert doc.meta["paragraph_languages"] == ["en", "fr", "de"]
     assert 0.3 < s["language_mixed"] < 0.8
     assert lid.decide(s, doc)[0]  # every paragraph in a kept language
+    one_per_line = Doc(id="y", text="\n".join([EN, FR, DE]))  # extractors often emit one paragraph per line
+    lid.score(one_per_line)
+    assert one_per_line.meta["paragraph_languages"] == ["en", "fr", "de"]
 
 
 def test_language_not_kept_and_model_path(lid):
