@@ -52,8 +52,9 @@ def _map_non_ascii(m: re.Match) -> str:
 
 
 def normalize_text(text: str | None) -> str:
-    """NFKC, case-fold, punctuation/symbols -> space, whitespace collapsed. None -> ""."""
-    if not text:
+    """NFKC, case-fold, punctuation/symbols -> space, whitespace collapsed. None or a non-string
+    (a malformed row) -> "", so such rows pass dedup as clusters of one instead of failing."""
+    if not text or not isinstance(text, str):
         return ""
     if text.isascii():  # NFKC is the identity on ASCII
         t = text.lower().encode("ascii").translate(_ASCII_TABLE).decode("ascii")

@@ -23,7 +23,8 @@ def test_normalisation_ignores_case_punctuation_and_spacing():
     b = "hello world this is été"
     assert normalize_text(a) == b
     assert exact_hash(a) == exact_hash(b) != exact_hash("hello world this is ete")
-    assert exact_hash("") == exact_hash(None) == exact_hash(" !?… ") == ""
+    assert exact_hash("") == exact_hash(None) == exact_hash(" !?… ") == exact_hash(b"bytes") == ""
+    assert normalize_text("lone \udcff surrogate") == "lone surrogate"
 
 
 def test_cjk_words_are_characters_and_hangul_keeps_spaces():

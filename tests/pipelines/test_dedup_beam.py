@@ -56,7 +56,8 @@ def _corpus(seed=0, groups=25):
     c[-70:] = [f"c{i}" for i in range(70)]  # ... and C from B at the end: A ~ B ~ C, A !~ C
     rows += [{"id": "chain-a", "text": " ".join(a)}, {"id": "chain-b", "text": " ".join(b)},
              {"id": "chain-c", "text": " ".join(c)}]
-    rows += [{"id": "empty-1", "text": ""}, {"id": "empty-2", "text": "  ... "}, {"id": "missing"}]
+    rows += [{"id": "empty-1", "text": ""}, {"id": "empty-2", "text": "  ... "}, {"id": "missing"},
+             {"id": "bytes", "text": b"\xff\xfe binary"}, {"id": "number", "text": 12345}]
     return rows
 
 
@@ -92,7 +93,7 @@ def test_near_dedup_clusters_transitively_and_matches_in_memory_reference(tmp_pa
     assert out["g00-1"]["dedup_reason"] == "near_duplicate" and out["g00-1"]["dedup_cluster"] == "g00-0"
     assert out["g00-2"]["dedup_reason"] == "exact_duplicate"  # kept from ExactDedup, near cluster wins
     assert out["g00-2"]["dedup_cluster_size"] == 3 and out["g01-0"]["dedup_cluster_size"] == 1
-    for k in ("empty-1", "empty-2", "missing"):
+    for k in ("empty-1", "empty-2", "missing", "bytes", "number"):
         assert (out[k]["dedup_cluster"], out[k]["dedup_cluster_size"], out[k]["dedup_keep"]) == (k, 1, True)
     ref, _ = near_dedup_in_memory((r["id"], r.get("text")) for r in rows)
     for k, m in ref.items():
