@@ -26,7 +26,13 @@ def crawl(demo, url: str) -> str:
 
 def text(demo, url: str) -> str:
     out = _p(demo, "text")
-    demo.verb("text", "--in", _p(demo, "crawl", "pages"), "--out", out, beam=True)
+    # the demo site's made-up evaluation set, so decontamination has something to catch
+    from pipelines.demo_site import load_ground_truth
+    evals = _p(demo, "eval-sets.jsonl")
+    with open(evals, "w", encoding="utf-8") as f:
+        for e in load_ground_truth()["eval_passages"]:
+            f.write(json.dumps({"id": e["id"], "text": e["text"]}, ensure_ascii=False) + "\n")
+    demo.verb("text", "--in", _p(demo, "crawl", "pages"), "--out", out, "--eval-sets", evals, beam=True)
     demo.add_dataset(out)
     from corpus.manifest import read_manifest
     kept = read_manifest(out).rows
