@@ -5,8 +5,8 @@ removed, whitespace collapsed), so two documents that are exact duplicates after
 always have identical shingle sets and therefore identical MinHash signatures: near dedup never
 splits an exact-duplicate cluster.
 
-Scripts without spaces between words (Han, Hiragana, Katakana, Thai, ...) are split one
-character per word, so a 5-gram shingle there is a 5-character window, the usual choice for CJK.
+Words come from the project's language-aware splitter (filters/words.py): Han and Kana characters
+are one word each, so a 5-gram shingle there is a 5-character window, the usual choice for CJK.
 """
 from __future__ import annotations
 
@@ -16,19 +16,7 @@ import unicodedata
 import numpy as np
 import xxhash
 
-# Characters that count as one word each: CJK ideographs (incl. extensions and compatibility),
-# Hiragana, Katakana, Thai, Lao, Khmer, Myanmar. Hangul is written with spaces, so it is not here.
-_CHAR_WORD_RANGES = (
-    "\u0e00-\u0eff"      # Thai, Lao
-    "\u1000-\u109f"      # Myanmar
-    "\u1780-\u17ff"      # Khmer
-    "\u3040-\u30ff"      # Hiragana, Katakana
-    "\u3400-\u4dbf"      # CJK extension A
-    "\u4e00-\u9fff"      # CJK unified ideographs
-    "\uf900-\ufaff"      # CJK compatibility ideographs
-    "\U00020000-\U0003134f"  # CJK extensions B-G
-)
-_WORD_RE = re.compile(f"[{_CHAR_WORD_RANGES}]|[^\\s{_CHAR_WORD_RANGES}]+")
+from filters.words import split_words as _lang_split_words
 
 class _PunctToSpace(dict):
     """str.translate table filled lazily: punctuation (P*) and symbols (S*) -> space, others kept."""
@@ -44,7 +32,6 @@ _PUNCT_TO_SPACE = _PunctToSpace()
 # sequences, map to themselves): bytes.translate is one C table lookup per byte.
 _ASCII_TABLE = bytes(32 if c < 128 and unicodedata.category(chr(c))[0] in "PS" else c for c in range(256))
 _NON_ASCII_RUN_RE = re.compile(r"[^\x00-\x7f]+")
-_NON_SPACED_RE = re.compile(f"[{_CHAR_WORD_RANGES}]")
 
 
 def _map_non_ascii(m: re.Match) -> str:
@@ -74,10 +61,11 @@ def exact_hash(text: str | None) -> str:
 
 
 def split_words(normalized: str) -> list[str]:
-    """Words of already-normalised text; CJK/Thai-like scripts give one word per character."""
-    if normalized.isascii() or not _NON_SPACED_RE.search(normalized):
+    """Words of already-normalised text: the project's language-aware splitter (filters/words.py,
+    one word per CJK character), with a plain split for ASCII text (same result, much faster)."""
+    if normalized.isascii():
         return normalized.split()
-    return _WORD_RE.findall(normalized)
+    return _lang_split_words(normalized)
 
 
 def words_of(text: str | None) -> list[str]:

@@ -33,6 +33,7 @@ import apache_beam as beam
 import numpy as np
 import xxhash
 
+from corpus.errors import ConfigError
 from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, UnionFind, survivor
 from filters.dedup_text import exact_hash, shingle_hashes, words_of
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
@@ -317,8 +318,15 @@ class NearDedup(beam.PTransform):
         super().__init__()
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed
-        self.bands, self.rows = resolve_bands_rows(num_perm, bands, rows, threshold)
-        self.max_rounds = max_rounds
+        try:
+            if not 1 <= int(ngram) <= 16:
+                raise ValueError(f"ngram must be in 1..16, got {ngram}")
+            if int(max_rounds) < 0:
+                raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
+            self.bands, self.rows = resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"near dedup: {e}") from None
+        self.max_rounds = int(max_rounds)
 
     def expand(self, rows):
         kf = self.key_field

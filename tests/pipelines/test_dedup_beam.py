@@ -19,7 +19,8 @@ def _run(tmp_path, build, rows, beam_args=(), name="out.json"):
     path = tmp_path / name
 
     def _write(items):
-        path.write_text(json.dumps(sorted(items, key=json.dumps)))
+        dump = lambda x: json.dumps(x, default=repr)  # noqa: E731  (bytes texts of junk rows)
+        path.write_text(dump(sorted(items, key=dump)))
 
     with beam.Pipeline(options=pipeline_options(list(beam_args))) as p:
         build(p | beam.Create(rows)) | "ToList" >> beam.combiners.ToList() | "Write" >> beam.Map(_write)
@@ -120,3 +121,12 @@ def test_near_dedup_same_result_with_two_worker_processes(tmp_path):
     assert single == multi
     assert sum(not r["dedup_keep"] for r in single) == 6 + 3 + 2
     assert np.all([set(FIELDS) <= set(r) for r in single])
+
+
+def test_near_dedup_rejects_impossible_parameters_with_one_line_errors():
+    from corpus.errors import ConfigError
+
+    for kw in (dict(bands=20, rows=8), dict(threshold=1.5), dict(ngram=0), dict(num_perm=0)):
+        with pytest.raises(ConfigError):
+            NearDedup(**kw)
+    assert (NearDedup().bands, NearDedup().rows) == (16, 8)
