@@ -106,8 +106,8 @@ def run_case(table, kernel, impls, inputs, work_fwd, work_fb, unit, backward=Tru
         _empty_cache()
 
 
-def compile_check(arch: int = 90) -> int:
-    """Compile each kernel (every autotune config, bf16 and fp32) to a cubin for ``sm_<arch>``
+def compile_check(arch: int = 90, dtypes=("bf16",)) -> int:
+    """Compile each kernel (every autotune config, each dtype) to a cubin for ``sm_<arch>``
     with Triton's bundled ptxas: catches typing/constexpr/layout errors and shows the shared
     memory each config needs (H100/H200: 227 KiB per block), all without a GPU."""
     import importlib
@@ -142,7 +142,7 @@ def compile_check(arch: int = 90) -> int:
         for c in kernel.configs:
             one(kernel, ptrs, {**flags, **c.kwargs}, c.num_warps, c.num_stages)
 
-    for dt in ("bf16", "fp32"):
+    for dt in dtypes:
         def P(*names, **kw):
             return {**{n: dt for n in names}, **kw}
         prec = "ieee" if dt == "fp32" else "tf32"
@@ -186,9 +186,11 @@ def main(argv=None) -> int:
     ap.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--compile-check", action="store_true",
                     help="no GPU needed: compile every kernel config for sm_90 and exit")
+    ap.add_argument("--fp32", action="store_true",
+                    help="with --compile-check: fp32 kernels too (ptxas takes minutes)")
     args = ap.parse_args(argv)
     if args.compile_check:
-        return compile_check()
+        return compile_check(dtypes=("bf16", "fp32") if args.fp32 else ("bf16",))
     global SMOKE, NO_COMPILE
     SMOKE, NO_COMPILE = args.smoke, args.no_compile
     if not SMOKE and not torch.cuda.is_available():
