@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from corpus.errors import CidermillError
 from corpus.report import ReportStats, StageStats, sample_rank
-from corpus.schemas import INTERLEAVED, PAGES, PAIRS
+from corpus.schemas import INTERLEAVED, PAIRS
 from filters.alt_text import AltTextConfig, alt_text_reason, normalize
 from filters.clip_select import ClipSelectConfig, clip_reason, cutoff, resolve_threshold
 from filters.image_check import ImageCheckConfig, check_image
@@ -579,7 +579,6 @@ def check_pages_dataset(pages_dir: str) -> None:
     missing = [c for c in PAGE_COLUMNS if c not in ds.schema.names]
     if missing:
         raise CidermillError(f"{pages_dir}: not a pages dataset (kind={ds.kind}; missing columns {missing})")
-    _ = PAGES
 
 
 def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None, clip_model: str | None = None,

@@ -68,8 +68,6 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    from dataclasses import replace
-
     from corpus.errors import ConfigError
     from filters.alt_text import AltTextConfig
     from filters.clip_select import ClipSelectConfig
@@ -98,7 +96,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         near_dup_distance=args.near_dup_distance,
         languages=tuple(x.strip() for x in args.languages.split(",") if x.strip()) if args.languages else None,
         pii=not args.no_pii, captions=not args.no_captions)
-    cfg = replace(cfg)
     print(f"images: {args.pages} -> {args.out} (CLIP {args.clip_model or 'from checkpoint'}"
           f"{', ' + ckpt if ckpt else ', random init'})", flush=True)
     s = run_images(args.pages, args.out, config=cfg, beam_args=beam_args, overwrite=args.overwrite)
