@@ -123,7 +123,7 @@ def compile_check(arch: int = 90, dtypes=("bf16",)) -> int:
 
     def one(kernel, ptrs, consts, warps=4, stages=3):
         nonlocal failed
-        fn = getattr(kernel, "fn", kernel)
+        fn = kernel.fn if hasattr(kernel, "configs") else kernel  # Autotuner wraps the JITFunction
         sig = {n: ("constexpr" if fn.params[i].is_constexpr else "*" + ptrs[n] if n in ptrs
                    else "fp32" if n in floats else "i32") for i, n in enumerate(fn.arg_names)}
         try:
