@@ -5,7 +5,7 @@ from typing import Any, Sequence
 
 from corpus.errors import ConfigError
 from synth import fonts
-from synth.chart_code import chart_code, run_chart_code
+from synth.chart_code import chart_code, render_chart_code
 from synth.chart_data import CHART_TYPES, data_table, make_chart_data
 from synth.chart_qa import chart_qa
 from synth.chart_style import make_style
@@ -89,6 +89,7 @@ def make_chart(seed: int, index: int, width: int = 448, height: int = 448,
 
     vary_size: draw each chart's size around width x height (0.75-1.25 scale, aspect 3:4 to 16:9)."""
     fonts.quiet_matplotlib()
+    fonts.fast_font_lookup()
     rng = item_rng(seed, "chart", index)
     if vary_size:
         scale = float(rng.uniform(0.75, 1.25))
@@ -101,11 +102,11 @@ def make_chart(seed: int, index: int, width: int = 448, height: int = 448,
     data = make_chart_data(rng, ctype, lang)
     style = make_style(rng, data, width, height)
     code = chart_code(data, style)
-    png = run_chart_code(code)
+    png, img = render_chart_code(code)
     qa = chart_qa(data, rng, max_qa=max_qa)
     caps = chart_captions(data, style)
     table = data_table(data)
     meta = {"kind": "chart", "chart_type": ctype, "data": data, "style": style, "code": code,
             "table": table, "table_markdown": to_markdown(table[:60]), "captions": caps,
             "qa_args": [q["args"] for q in qa], "seed": seed, "index": index}
-    return pair_row(item_id("chart", seed, index), png, "chart", caps["sentence"], lang, qa, meta)
+    return pair_row(item_id("chart", seed, index), png, "chart", caps["sentence"], lang, qa, meta, image=img)
