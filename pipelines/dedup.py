@@ -8,10 +8,11 @@ Rows whose text normalises to nothing pass through as clusters of one.
 
 NearDedup, step by step (each step is keyed work, so it spreads over workers):
 1. signatures: ParDo over batches of rows -> (key, signature bytes);
-2. LSH: every signature emits one (band bucket id, (key, signature fingerprint)) per band;
-   GroupByKey per bucket proposes candidate pairs (all pairs in small buckets; in large buckets
-   identical signatures are linked to their smallest key, the rest to the bucket's smallest key
-   and to their key-order predecessor);
+2. LSH: every signature emits one (band bucket id, (key, signature fingerprint)) per band,
+   packed per batch into `bucket_partitions` groups of buckets (bucket id % P; 0 = one Beam key
+   per bucket); GroupByKey, then each bucket with two or more entries proposes candidate pairs
+   (all pairs in small buckets; in large buckets identical signatures are linked to their
+   smallest key, the rest to the bucket's smallest key and to their key-order predecessor);
 3. verification: two joins bring both signatures to each candidate pair; a pair is an edge when
    the estimated Jaccard (matching minima / num_perm) >= threshold;
 4. connected components: alternating large-star / small-star rounds (Kiveris et al., 2014) over
@@ -117,15 +118,21 @@ class ExactDedup(beam.PTransform):
 # ------------------------------------------------------------------------------------ near dedup
 
 class _Signatures(beam.DoFn):
-    """Batches of rows -> (key, signature bytes) for rows with at least one word, and on the
-    "bands" output one (bucket id, (key, signature fingerprint)) per band (vectorised per batch)."""
+    """Batches of rows -> (key, signature bytes) for rows with at least one word, plus their LSH
+    band entries on the "bands" output (bucket ids computed for the whole batch at once).
+
+    bucket_partitions = 0: one element (bucket id, (key, fingerprint)) per band and document, so
+    each bucket is its own Beam key. bucket_partitions = P > 0: the batch's entries are packed into
+    one element per partition (bucket id % P) of four byte strings (bucket ids, fingerprints, key
+    lengths, keys): the same grouping with ~bands x fewer, compact elements, which is what keeps a
+    local runner that holds shuffles in memory (FnApiRunner) small."""
 
     BANDS = "bands"
 
-    def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows):
+    def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows, bucket_partitions):
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.seed, self.ngram = num_perm, seed, ngram
-        self.bands, self.rows = bands, rows
+        self.bands, self.rows, self.partitions = bands, rows, bucket_partitions
 
     def setup(self):
         self.hasher = MinHasher(self.num_perm, self.seed)
@@ -142,12 +149,49 @@ class _Signatures(beam.DoFn):
             return
         sigs = self.hasher.signatures(hashes)
         buckets = band_hashes(sigs, self.bands, self.rows)
-        for key, sig, bucket_ids in zip(keys, sigs, buckets):
-            sig_bytes = sig.tobytes()
-            fp = xxhash.xxh64_intdigest(sig_bytes) & _MASK63
-            yield key, sig_bytes
-            for b in bucket_ids.tolist():
-                yield beam.pvalue.TaggedOutput(self.BANDS, (b, (key, fp)))
+        fps = np.array([xxhash.xxh64_intdigest(s.tobytes()) & _MASK63 for s in sigs], dtype=np.uint64)
+        for key, sig in zip(keys, sigs):
+            yield key, sig.tobytes()
+        if not self.partitions:
+            for key, fp, bucket_ids in zip(keys, fps.tolist(), buckets):
+                for b in bucket_ids.tolist():
+                    yield beam.pvalue.TaggedOutput(self.BANDS, (b, (key, fp)))
+            return
+        ids = buckets.ravel()
+        doc = np.repeat(np.arange(len(keys)), self.bands)
+        part = ids % np.uint64(self.partitions)
+        order = np.argsort(part, kind="stable")
+        cuts = np.flatnonzero(np.diff(part[order])) + 1
+        encoded = [k.encode("utf-8") for k in keys]
+        for sel in np.split(order, cuts):
+            docs = doc[sel]
+            blob_keys = [encoded[i] for i in docs]
+            yield beam.pvalue.TaggedOutput(self.BANDS, (int(part[sel[0]]), (
+                ids[sel].tobytes(), fps[docs].tobytes(),
+                np.array([len(k) for k in blob_keys], dtype=np.uint32).tobytes(), b"".join(blob_keys))))
+
+
+def _unpack_partition(item):
+    """(partition, packs) -> (bucket, [(key, fp), ...]) for every bucket with two or more entries."""
+    _, packs = item
+    ids, fps, keys = [], [], []
+    for id_bytes, fp_bytes, len_bytes, blob in packs:
+        ids.append(np.frombuffer(id_bytes, dtype=np.uint64))
+        fps.append(np.frombuffer(fp_bytes, dtype=np.uint64))
+        ends = np.cumsum(np.frombuffer(len_bytes, dtype=np.uint32), dtype=np.int64)
+        starts = ends - np.frombuffer(len_bytes, dtype=np.uint32)
+        keys.extend(blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist()))
+    if not ids:
+        return
+    ids, fps = np.concatenate(ids), np.concatenate(fps)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
+    ends = np.concatenate((starts[1:], [len(ids)]))
+    for lo, hi in zip(starts.tolist(), ends.tolist()):
+        if hi - lo > 1:
+            members = order[lo:hi].tolist()
+            yield int(sorted_ids[lo]), [(keys[i], int(fps[i])) for i in members]
 
 
 def _candidate_pairs(item):
@@ -203,18 +247,21 @@ def _verify(item, threshold):
 
 
 class VerifiedEdges(beam.PTransform):
-    """(sigs: PCollection[(key, signature bytes)], band entries: PCollection[(bucket, (key, fp))])
+    """(sigs: PCollection[(key, signature bytes)], band entries: PCollection[(bucket, (key, fp))]
+    or, when `packed`, PCollection[(partition, packed entries)] as _Signatures writes them)
     -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold."""
 
-    def __init__(self, threshold: float):
+    def __init__(self, threshold: float, packed: bool = False):
         super().__init__()
-        self.threshold = threshold
+        self.threshold, self.packed = threshold, packed
 
     def expand(self, pcolls):
         sigs, band_entries = pcolls
         t = self.threshold
-        pairs = (band_entries
-                 | "Buckets" >> beam.GroupByKey()
+        buckets = band_entries | "Buckets" >> beam.GroupByKey()
+        if self.packed:
+            buckets = buckets | "Unpack" >> beam.FlatMap(_unpack_partition)
+        pairs = (buckets
                  | "Candidates" >> beam.FlatMap(_candidate_pairs)
                  | "Distinct" >> beam.Distinct())
         half = ({"sig": sigs, "pair": pairs | "ByLarger" >> beam.Map(lambda p: (p[1], p[0]))}
@@ -314,7 +361,7 @@ class NearDedup(beam.PTransform):
 
     def __init__(self, text_field: str = "text", key_field: str = "id", num_perm: int = 128,
                  bands: int | None = None, rows: int | None = None, threshold: float = 0.8, ngram: int = 5,
-                 seed: int = 1, max_rounds: int = 8):
+                 seed: int = 1, max_rounds: int = 8, bucket_partitions: int = 256):
         super().__init__()
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed
@@ -327,15 +374,17 @@ class NearDedup(beam.PTransform):
         except (TypeError, ValueError) as e:
             raise ConfigError(f"near dedup: {e}") from None
         self.max_rounds = int(max_rounds)
+        self.bucket_partitions = max(0, int(bucket_partitions or 0))
 
     def expand(self, rows):
         kf = self.key_field
         sig_out = (rows
                    | "Batch" >> beam.BatchElements(min_batch_size=32, max_batch_size=1024)
                    | "Signatures" >> beam.ParDo(_Signatures(self.text_field, kf, self.num_perm, self.seed, self.ngram,
-                                                            self.bands, self.rows))
+                                                            self.bands, self.rows, self.bucket_partitions))
                    .with_outputs(_Signatures.BANDS, main="sigs"))
-        edges = (sig_out.sigs, sig_out[_Signatures.BANDS]) | "Edges" >> VerifiedEdges(self.threshold)
+        edges = ((sig_out.sigs, sig_out[_Signatures.BANDS])
+                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0))
         labels = edges | "Components" >> ConnectedComponents(self.max_rounds)
         sizes = (labels | "Roots" >> beam.Map(lambda nr: (nr[1], 1))
                  | "Sizes" >> beam.CombinePerKey(sum))

@@ -130,3 +130,10 @@ def test_near_dedup_rejects_impossible_parameters_with_one_line_errors():
         with pytest.raises(ConfigError):
             NearDedup(**kw)
     assert (NearDedup().bands, NearDedup().rows) == (16, 8)
+
+
+def test_packed_and_per_bucket_band_grouping_agree(tmp_path):
+    rows = _corpus(seed=3, groups=10)
+    per_bucket = _run(tmp_path, lambda pc: pc | NearDedup(bucket_partitions=0), rows, name="a.json")
+    packed = _run(tmp_path, lambda pc: pc | NearDedup(bucket_partitions=3), rows, name="b.json")
+    assert per_bucket == packed and sum(not r["dedup_keep"] for r in packed) == 5 + 2 + 2
