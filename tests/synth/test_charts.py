@@ -154,15 +154,41 @@ def test_every_language_renders_with_its_labels():
 
 
 def test_stored_code_redraws_identical_png(tmp_path, charts):
-    # run the code as a user would: a fresh interpreter, `python chart.py` writes chart.png
-    picks = [r for r in charts if json.loads(r["meta_json"])["chart_type"] in ("heatmap", "pie", "stacked_bar")][:3]
+    # run the code as a user would: a fresh interpreter, `python chart.py` writes chart.png. The
+    # generator draws through the same code but with a per-process font-match memo and a renderer
+    # reused from chart to chart (synth.fonts / synth.chart_code); the fresh interpreter has neither,
+    # so equal bytes for one chart of every type also show that those shortcuts change no pixel.
+    picks = list({json.loads(r["meta_json"])["chart_type"]: r for r in charts}.values())
+    assert len(picks) == len(CHART_TYPES)
     for k, row in enumerate(picks):
         (tmp_path / f"c{k}.py").write_text(json.loads(row["meta_json"])["code"], encoding="utf-8")
     script = "; ".join(f"import runpy; runpy.run_path('c{k}.py', run_name='__main__'); "
                        f"import os; os.rename('chart.png', 'c{k}.png')" for k in range(len(picks)))
     subprocess.run([sys.executable, "-c", script], cwd=tmp_path, check=True, timeout=120)
     for k, row in enumerate(picks):
-        assert (tmp_path / f"c{k}.png").read_bytes() == row["image"]
+        assert (tmp_path / f"c{k}.png").read_bytes() == row["image"], json.loads(row["meta_json"])["chart_type"]
+
+
+def test_row_fields_match_the_stored_png(charts):
+    # size and phash are computed from the image the code returns (no PNG decode): same as from the PNG
+    from synth.pairs import phash_hex
+    for row in charts:
+        img = Image.open(io.BytesIO(row["image"]))
+        assert img.mode == "RGB" and (img.width, img.height) == (row["width"], row["height"])
+        assert row["phash"] == phash_hex(img)
+
+
+def test_font_memo_finds_what_matplotlib_finds():
+    from matplotlib import font_manager
+    from synth import fonts
+    if not fonts.fast_font_lookup():
+        pytest.skip("bitmap fonts installed: memo not used")
+    fm = font_manager.fontManager
+    for fam in fonts.LATIN_FAMILIES + tuple(f for fams in fonts.CJK_FAMILIES.values() for f in fams) + ("serif",):
+        for size in (6.5, 9.0, 13.75):
+            for weight in ("normal", "bold"):
+                prop = font_manager.FontProperties(family=[fam, "DejaVu Sans"], size=size, weight=weight)
+                assert fm.findfont(prop) == font_manager.FontManager.findfont(fm, prop), (fam, size, weight)
 
 
 def test_cjk_labels_use_a_cjk_font():
