@@ -118,6 +118,10 @@ def _body(data: dict[str, Any], style: dict[str, Any]) -> str:
     _, _, fg = THEMES[style["theme"]]
     edge = fg if style["edge"] == "fg" else "none"
     hatches = ["//", "..", "xx", "\\\\", "oo"] if style["hatch"] else [None] * 5
+    rotated = (style["rotate_x"] and t not in ("pie", "scatter", "histogram")
+               and not (style["horizontal"] and "bar" in t))
+    # rotated category labels: set with the ticks (tick_params + get_xticklabels would lay the ticks out twice)
+    xt_kw = f", rotation={style['rotate_x']}, ha='right'" if rotated else ""
     b = ""
     if t in ("grouped_bar", "stacked_bar"):
         horiz = style["horizontal"]
@@ -140,7 +144,7 @@ def _body(data: dict[str, Any], style: dict[str, Any]) -> str:
         if style["value_labels"]:
             where = ", label_type='center'" if t == "stacked_bar" else ""
             b += f"        ax.bar_label(bars, fmt='%.{data['decimals']}f', fontsize=FS7{where})\n"
-        b += f"    ax.set_{'y' if horiz else 'x'}ticks(x, DATA['categories'])\n"
+        b += f"    ax.set_{'y' if horiz else 'x'}ticks(x, DATA['categories']{'' if horiz else xt_kw})\n"
         if horiz:
             b += "    ax.invert_yaxis()\n"
         b += _yfmt(data, style, val_axis)
@@ -160,7 +164,7 @@ def _body(data: dict[str, Any], style: dict[str, Any]) -> str:
             b += ("    ax.stackplot(x, *[s['values'] for s in DATA['series']], labels=[s['name'] for s in DATA['series']], "
                   f"colors=COLORS, alpha={style['alpha']}, edgecolor={edge!r})\n")
             b += "    ax.set_xlim(x[0], x[-1])\n"
-        b += "    ax.set_xticks(x, DATA['categories'])\n"
+        b += f"    ax.set_xticks(x, DATA['categories']{xt_kw})\n"
         b += _yfmt(data, style, "y")
         b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
     elif t == "scatter":
@@ -183,7 +187,7 @@ def _body(data: dict[str, Any], style: dict[str, Any]) -> str:
             b += "    ax.legend(DATA['categories'], loc='center left', bbox_to_anchor=(1.0, 0.5))\n"
     elif t == "heatmap":
         b += f"    im = ax.imshow(DATA['matrix'], cmap={style['cmap']!r}, aspect='auto')\n"
-        b += "    ax.set_xticks(range(len(DATA['col_labels'])), DATA['col_labels'])\n"
+        b += f"    ax.set_xticks(range(len(DATA['col_labels'])), DATA['col_labels']{xt_kw})\n"
         b += "    ax.set_yticks(range(len(DATA['row_labels'])), DATA['row_labels'])\n"
         b += "    ax.grid(False)\n"
         if style["annotate"]:
@@ -196,9 +200,6 @@ def _body(data: dict[str, Any], style: dict[str, Any]) -> str:
         if style["colorbar"]:
             b += "    fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02)\n"
         b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
-    if style["rotate_x"] and t not in ("pie", "scatter", "histogram") and not (style["horizontal"] and "bar" in t):
-        b += f"    ax.tick_params(axis='x', labelrotation={style['rotate_x']})\n"
-        b += "    for lab in ax.get_xticklabels():\n        lab.set_horizontalalignment('right')\n"
     multi = len(data.get("series", [])) > 1
     if t in ("grouped_bar", "stacked_bar", "line", "area", "scatter") and multi:
         b += _legend(style)
