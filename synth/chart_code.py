@@ -284,7 +284,8 @@ class _SharedRendererCanvas(FigureCanvasAgg):
         if self._lastKey != key[1:]:
             r = self._renderers.get(key)
             if r is None:
-                if len(self._renderers) >= 16:  # vary_size: many sizes; keep memory bounded
+                # vary_size draws many sizes: keep at most ~64 MB of RGBA buffers per process
+                if sum(k[1] * k[2] for k in self._renderers) + w * h > 16_000_000:
                     self._renderers.clear()
                 r = self._renderers[key] = RendererAgg(w, h, self.figure.dpi)
             self.renderer, self._lastKey = r, key[1:]
