@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import io
 import math
+import threading
 from typing import Sequence
+
+_SHARED: dict[tuple, "ClipScorer"] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 class ClipScorer:
@@ -63,4 +67,18 @@ class ClipScorer:
         return out
 
 
-__all__ = ["ClipScorer"]
+def shared_scorer(model_name: str | None, checkpoint: str | None, batch_size: int = 64,
+                  threads: int | None = None) -> ClipScorer:
+    """One scorer per process and configuration. Beam runners may set up several DoFn instances in
+    one worker; each would otherwise load (and hold) its own copy of the model."""
+    import os  # noqa: PLC0415
+
+    stamp = os.stat(checkpoint).st_mtime_ns if checkpoint and os.path.isfile(checkpoint) else None
+    key = (model_name, checkpoint, stamp, int(batch_size), threads)   # a rewritten checkpoint reloads
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = ClipScorer(model_name, checkpoint, batch_size=batch_size, threads=threads)
+        return _SHARED[key]
+
+
+__all__ = ["ClipScorer", "shared_scorer"]

@@ -278,9 +278,9 @@ def _beam_parts():
             self.cfg = cfg
 
         def setup(self):
-            from filters.clip_score import ClipScorer  # noqa: PLC0415
-            self.scorer = ClipScorer(self.cfg.clip_model, self.cfg.clip_checkpoint,
-                                     batch_size=self.cfg.clip_batch_size, threads=self.cfg.clip_threads)
+            from filters.clip_score import shared_scorer  # noqa: PLC0415
+            self.scorer = shared_scorer(self.cfg.clip_model, self.cfg.clip_checkpoint,
+                                        batch_size=self.cfg.clip_batch_size, threads=self.cfg.clip_threads)
 
         def process(self, element):
             _, reqs = element
@@ -591,7 +591,8 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
     from corpus.provenance import make_provenance  # noqa: PLC0415
     from corpus.report import read_report  # noqa: PLC0415
     from pipelines.beam_options import run_pipeline  # noqa: PLC0415
-    from training.clip.model import checkpoint_threshold, load_clip  # noqa: PLC0415
+    from filters.clip_score import shared_scorer  # noqa: PLC0415
+    from training.clip.model import checkpoint_threshold  # noqa: PLC0415
 
     cfg = config or ImagesConfig()
     cfg = replace(cfg, fetch=replace(cfg.fetch, allow_private=allow_private or cfg.fetch.allow_private),
@@ -601,8 +602,9 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
         raise CidermillError("no CLIP model: pass --clip-checkpoint PATH (e.g. from `cidermill train-clip`), "
                              "or --clip-model NAME --clip-random-init for a benchmark run")
     check_pages_dataset(pages_dir)
-    # load once here: a bad checkpoint is one clear error before any work starts
-    model_name = load_clip(cfg.clip_model, cfg.clip_checkpoint)[3]
+    # load once here: a bad checkpoint is one clear error before any work starts (the in-process
+    # runner's workers then reuse this very model)
+    model_name = shared_scorer(cfg.clip_model, cfg.clip_checkpoint, cfg.clip_batch_size, cfg.clip_threads).model_name
     cfg = replace(cfg, clip=resolve_threshold(cfg.clip, checkpoint_threshold(cfg.clip_checkpoint)))
     pairs_dir = os.path.join(out_dir, "pairs")
     inter_dir = os.path.join(out_dir, "interleaved")
