@@ -64,6 +64,7 @@ class ImagesConfig:
     clip_model: str | None = None             # None: read from the checkpoint's metadata
     clip_checkpoint: str | None = None        # None with clip_model: random init (benchmarks only)
     clip_batch_size: int = 64
+    clip_group_batches: int = 16              # batches per scoring work item (fewer partial batches)
     clip_threads: int | None = None
     interleaved_threshold: float | None = 0.1  # CLIP(image, surrounding text) needed to stay in a document
     near_dup_distance: int = 4                 # pHash Hamming bits; -1 turns near dedup off
@@ -401,8 +402,10 @@ def clip_scores(cfg: ImagesConfig):
 
     class ClipScores(beam.PTransform):
         def expand(self, reqs):
+            # a group holds ~clip_group_batches full batches: only one partial batch per group
+            group = cfg.clip_batch_size * max(1, cfg.clip_group_batches)
             n_buckets = (reqs | "CountReqs" >> beam.combiners.Count.Globally()
-                         | "NBuckets" >> beam.Map(lambda c: max(1, math.ceil(c / cfg.clip_batch_size))))
+                         | "NBuckets" >> beam.Map(lambda c: max(1, math.ceil(c / group))))
             return (reqs
                     | "Bucket" >> beam.Map(lambda r, n: (_bucket(r[0], n), r), n=beam.pvalue.AsSingleton(n_buckets))
                     | "GroupBatch" >> beam.GroupByKey()
