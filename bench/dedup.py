@@ -343,7 +343,6 @@ else:
     with beam.Pipeline(options=pipeline_options([])) as p:
         counts = (p | beam.Create(list(range(0, n, per)))
                   | beam.FlatMap(lambda s: ({"id": k, "text": t} for k, t in map(short_doc, range(s, min(s + per, n)))))
-                  | beam.Reshuffle()
                   | NearDedup(num_perm=NUM_PERM, threshold=THRESHOLD, ngram=NGRAM)
                   | beam.Map(lambda r: 0 if r["dedup_keep"] else 1)
                   | beam.CombineGlobally(sum)
