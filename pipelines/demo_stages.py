@@ -57,7 +57,9 @@ def synth(demo, url: str) -> str:
 def clip(demo, url: str) -> str:
     out = _p(demo, "clip", "tiny-clip.safetensors")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    demo.verb("train-clip", "--pairs", _p(demo, "synth", "captions"), _p(demo, "synth", "charts"), "--out", out)
+    # 150 steps keep the demo within minutes on 2 cores; `cidermill train-clip` defaults to 300
+    demo.verb("train-clip", "--pairs", _p(demo, "synth", "captions"), _p(demo, "synth", "charts"), "--out", out,
+              "--steps", "150", "--batch-size", "48")
     return f"tiny CLIP trained on the synthetic pairs -> {out}"
 
 
@@ -85,20 +87,20 @@ def train(demo, url: str) -> str:
                     "mixture": [{"name": "web", "path": tokens, "weight": 1.0}], "eval": {"holdout_permille": 100}},
            "optim": {"lr": 3e-3, "weight_decay": 0.1, "grad_clip": 1.0},
            "schedule": {"warmup_steps": 20, "decay": "cosine", "min_lr_ratio": 0.1},
-           "train": {"steps": 240, "seed": 0, "out": run, "log_every": 10, "eval_every": 60, "eval_batches": 2,
-                     "ckpt_every": 60}}
+           "train": {"steps": 200, "seed": 0, "out": run, "log_every": 10, "eval_every": 50, "eval_batches": 2,
+                     "ckpt_every": 50}}
     cfg_path = os.path.join(run, "train.yaml")
     with open(cfg_path, "w") as f:
         json.dump(cfg, f, indent=1)  # JSON is valid YAML
-    demo.verb("train", "--config", cfg_path, "--no-resume", "--stop-after", "120")
-    print("(stopped at step 120 on purpose; resuming from the checkpoint)")
+    demo.verb("train", "--config", cfg_path, "--no-resume", "--stop-after", "100")
+    print("(stopped at step 100 on purpose; resuming from the checkpoint)")
     demo.verb("train", "--config", cfg_path)
     from training.trainer import read_log
     log = read_log(run)
     first, last = log[0]["loss"], log[-1]["loss"]
     from pipelines.report_page import render_report
     render_report(run)
-    return f"tiny PT-MoE: loss {first:.2f} -> {last:.2f} over {log[-1]['step']} steps (resumed at 120) -> {run}"
+    return f"tiny PT-MoE: loss {first:.2f} -> {last:.2f} over {log[-1]['step']} steps (resumed at 100); loss curve {run}/_report/index.html"
 
 
 STAGES = [
