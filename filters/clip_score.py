@@ -27,6 +27,7 @@ class ClipScorer:
 
         from training.clip.model import load_clip  # noqa: PLC0415
 
+        self.threads = threads
         if threads:
             torch.set_num_threads(threads)
         self.model, self.preprocess, self.tokenizer, self.model_name = load_clip(model_name, checkpoint, device)
@@ -47,6 +48,8 @@ class ClipScorer:
 
         if len(images) != len(texts):
             raise ValueError("images and texts differ in length")
+        if self.threads and torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)   # runner threads may not share the setup thread's setting
         out: list[float] = [math.nan] * len(images)
         for start in range(0, len(images), self.batch_size):
             idx, xs = [], []
