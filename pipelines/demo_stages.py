@@ -66,7 +66,7 @@ def clip(demo, url: str) -> str:
 def images(demo, url: str) -> str:
     out = _p(demo, "images")
     ckpt = _p(demo, "clip", "tiny-clip.safetensors")
-    args = ["images", "--pages", _p(demo, "crawl", "pages"), "--out", out, "--allow-private"]
+    args = ["images", "--pages", _p(demo, "crawl", "pages"), "--out", out, "--allow-private", "--delay", "0"]
     if os.path.exists(ckpt):
         args += ["--clip-checkpoint", ckpt]
     demo.verb(*args, beam=True)
