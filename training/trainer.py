@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import torch
 
-from corpus.errors import CidermillError, ConfigError
+from corpus.errors import CidermillError, ConfigError, ShardError
 from training import checkpoint as ck
 from training.data.loader import PackedLoader
 from training.data.token_source import TokenSource
@@ -71,7 +71,11 @@ def build_sources(cfg: TrainConfig, vocab_size: int):
                               "(tokenizer and model disagree)")
         train.append((m.name, src, m.weight))
         if permille:
-            evals.append((m.name, TokenSource(m.path, holdout_permille=permille, split="eval", check=False), m.weight))
+            try:
+                evals.append((m.name, TokenSource(m.path, holdout_permille=permille, split="eval", check=False),
+                              m.weight))
+            except ShardError:  # a small dataset may hold out no document: train on, without eval for it
+                pass
     for e in ev.get("datasets") or []:
         evals.append((e["name"], TokenSource(e["path"]), float(e.get("weight", 1.0))))
     return train, evals
