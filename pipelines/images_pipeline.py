@@ -25,7 +25,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from corpus.errors import CidermillError
-from corpus.report import ReportStats, StageStats, sample_rank
+from corpus.report import ReportStats, StageStats, merge_all, sample_rank
 from corpus.schemas import INTERLEAVED, PAIRS
 from filters.alt_text import AltTextConfig, alt_text_reason, normalize
 from filters.clip_select import ClipSelectConfig, clip_reason, cutoff, resolve_threshold
@@ -305,10 +305,8 @@ def _beam_parts():
             return acc
 
         def merge_accumulators(self, accs):
-            out = ReportStats()
-            for a in accs:
-                out = out.merge(a)
-            return out
+
+            return merge_all(accs)
 
         def extract_output(self, acc):
             return acc

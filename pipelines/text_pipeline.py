@@ -29,7 +29,7 @@ import pyarrow as pa
 from corpus.errors import ConfigError
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
-from corpus.report import ReportStats, read_report
+from corpus.report import ReportStats, merge_all, read_report
 from filters import percentile
 from filters.chain import PAGE_READ_COLUMNS, TextChain, funnel, load_config
 from pipelines.report_io import WriteReport
@@ -134,10 +134,8 @@ class _StatsFn(beam.CombineFn):
         return acc
 
     def merge_accumulators(self, accs):
-        out = ReportStats()
-        for a in accs:
-            out = out.merge(a)
-        return out
+
+        return merge_all(accs)
 
     def extract_output(self, acc):
         for name in self._c().stage_names:
