@@ -13,12 +13,17 @@ import time
 
 HELP = "run every stage on the embedded demo site and print where the outputs are"
 BEAM = True
+DEFAULT_PORT = 8642
 
 
 def configure(p):
     p.add_argument("--out", default="out/demo", help="output directory (default out/demo)")
     p.add_argument("--fresh", action="store_true", help="delete a previous demo output first")
     p.add_argument("--skip", default="", help="comma-separated stages to skip (crawl,text,synth,clip,images,train)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port of the demo site on 127.0.0.1 (default {DEFAULT_PORT}). Page ids hash the URL, port "
+                        "included, so a fixed port makes two demo runs give the same ids and outputs; 0 picks a "
+                        "free port")
 
 
 class Demo:
@@ -74,6 +79,10 @@ def run(args, beam_args) -> int:
     from corpus.manifest import read_manifest
     from pipelines.demo_stages import STAGES
 
+    from corpus.errors import ConfigError
+
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
     out = os.path.abspath(args.out)
     if args.fresh and os.path.isdir(out):
         shutil.rmtree(out)
@@ -81,7 +90,13 @@ def run(args, beam_args) -> int:
     demo = Demo(out, list(beam_args), {s.strip() for s in args.skip.split(",") if s.strip()})
     t0 = time.time()
     from pipelines.demo_site.server import DemoSite
-    with DemoSite(log_path=os.path.join(out, "demo-site-access.jsonl"), slow_seconds=8) as site:
+    site = DemoSite(port=args.port, log_path=os.path.join(out, "demo-site-access.jsonl"), slow_seconds=8)
+    try:
+        site.start()
+    except OSError as e:
+        raise ConfigError(f"cannot serve the demo site on 127.0.0.1:{args.port} ({e.strerror}); "
+                          "pass --port with a free port (or 0 for any)") from None
+    with site:
         print(f"demo site: {site.url}  (access log {out}/demo-site-access.jsonl)")
         for name, verb, fn in STAGES:
             if verb and not _has(verb):
