@@ -17,10 +17,14 @@ from corpus.manifest import Manifest, read_manifest
 
 
 class _OpenShard:
-    def __init__(self, path: str):
-        self.source = pa.memory_map(path, "r")
-        self.reader = pa.ipc.open_file(self.source)
-        counts = [self.reader.get_batch(i).num_rows for i in range(self.reader.num_record_batches)]
+    """One memory-mapped shard with the row offset of each record batch (for random access)."""
+
+    def __init__(self, path: str, reader: pa.ipc.RecordBatchFileReader):
+        self.reader = reader
+        try:
+            counts = [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
+        except (pa.ArrowInvalid, OSError) as e:
+            raise ShardError(f"{path}: corrupt record batch ({e}); run `cidermill shards verify`") from None
         self.batch_starts = [0]
         for c in counts:
             self.batch_starts.append(self.batch_starts[-1] + c)
@@ -100,8 +104,7 @@ class ShardDataset:
             self._open.move_to_end(k)
             return self._open[k]
         path = self.shard_paths[k]
-        self._open_file(path)  # validates schema with a clear error
-        sh = _OpenShard(path)
+        sh = _OpenShard(path, self._open_file(path))  # _open_file validates the schema with a clear error
         self._open[k] = sh
         if len(self._open) > self._max_open:
             self._open.popitem(last=False)

@@ -113,3 +113,15 @@ def test_schema_mismatch_is_named(tmp_path):
     assert probs and "part-00000.arrow" in probs[0].path
     with pytest.raises(ShardError, match="schema does not match"):
         list(open_dataset(d).iter_batches())
+
+
+def test_random_access_into_a_truncated_shard_is_a_shard_error(tmp_path):
+    d = str(tmp_path / "ds")
+    m = write_dataset(d, "documents", _table(), target_bytes=5000)
+    first = os.path.join(d, m.shards[0].path)
+    with open(first, "r+b") as f:
+        f.truncate(os.path.getsize(first) - 10)
+    ds = open_dataset(d)
+    assert ds[m.shards[0].rows]["id"] == f"doc-{m.shards[0].rows:04d}"  # other shards still read
+    with pytest.raises(ShardError, match="unreadable shard"):
+        ds[0]

@@ -13,14 +13,6 @@ V = 4096
 INT8_REL_TOL = 0.01
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def model_(name, **kw):
     torch.manual_seed(0)
     cfg = dataclasses.replace(get_preset(name), **kw)

@@ -14,14 +14,6 @@ from training.models.moe import MoE
 V = 4096
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny ops: threads only add overhead (and thrash on a busy machine)
-    yield
-    torch.set_num_threads(n)
-
-
 def small(name="tiny", **kw):
     return dataclasses.replace(get_preset(name), **kw)
 

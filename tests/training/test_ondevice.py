@@ -1,21 +1,12 @@
 """On-device model: block 2 has no K/V projections and reads block 1's last KV; 62.5% KV cache."""
 import dataclasses
 
-import pytest
 import torch
 
 from training.models import build_model, get_preset
 from training.models.info import dense_twin, describe, kv_bytes
 
 V = 4096
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny ops: threads only add overhead (and thrash on a busy machine)
-    yield
-    torch.set_num_threads(n)
 
 
 def test_block2_layers_have_no_kv_projections():
