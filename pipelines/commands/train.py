@@ -29,9 +29,10 @@ def run(args, beam_args) -> int:
     bar = tqdm(total=cfg.train.steps, desc="train", unit="step", mininterval=2)
 
     def progress(rec):
-        bar.n = rec["step"]
-        bar.set_postfix(loss=f"{rec['loss']:.3f}", **({"eval": f"{rec['eval_loss']:.3f}"} if "eval_loss" in rec else {}))
-        bar.refresh()
+        # one redraw at most every mininterval (set_postfix alone would redraw on every step)
+        bar.set_postfix(loss=f"{rec['loss']:.3f}", **({"eval": f"{rec['eval_loss']:.3f}"} if "eval_loss" in rec else {}),
+                        refresh=False)
+        bar.update(rec["step"] - bar.n)
 
     res = Trainer(cfg, resume=not args.no_resume, progress=progress, stop_after=args.stop_after).run()
     bar.close()
