@@ -69,6 +69,8 @@ class ImagesConfig:
     clip_batch_size: int = 64
     clip_group_batches: int = 16              # batches per scoring work item (fewer partial batches)
     clip_threads: int | None = None
+    warc_files: tuple[str, ...] | None = None  # read images from these WARC files instead of fetching them
+    warc_missing: str = "drop"                 # srcs not in the WARC files: "drop" (image_not_in_warc) or "fetch"
     interleaved_threshold: float | None = 0.1  # CLIP(image, surrounding text) needed to stay in a document
     near_dup_distance: int = 4                 # pHash Hamming bits; -1 turns near dedup off
     languages: tuple[str, ...] | None = None   # keep only pairs whose text is in these languages
@@ -81,6 +83,7 @@ class ImagesConfig:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["languages"] = list(self.languages) if self.languages else None
+        d["warc_files"] = list(self.warc_files) if self.warc_files else None
         return d
 
 
@@ -104,19 +107,51 @@ def page_refs(page: dict[str, Any]) -> list[dict[str, Any]]:
 def fetch_and_check(src: str, fetcher, cfg: ImagesConfig) -> dict[str, Any]:
     """Fetch one image URL through the crawl rules and validate it; a dict, never an exception."""
     res = fetcher.fetch(src)
-    info: dict[str, Any] = {"src": src, "final_url": res.final_url, "status": res.status,
-                            "content_type": res.content_type, "fetch_ms": round(res.fetch_ms, 1),
-                            "training_allowed": res.training_allowed, "fetch_reason": res.reason,
-                            "reason": res.reason, "detail": res.detail}
-    if res.reason:
+    return check_body(src, res.final_url, res.status, res.content_type, res.body, res.training_allowed,
+                      res.reason, res.detail, cfg, fetch_ms=res.fetch_ms)
+
+
+def check_body(src: str, final_url: str, status: int, content_type: str, body: bytes, training_allowed: bool,
+               reason: str | None, detail: str, cfg: ImagesConfig, fetch_ms: float | None = None) -> dict[str, Any]:
+    """The info dict of one image, fetched live or read from a WARC record: Pillow checks on the body."""
+    info: dict[str, Any] = {"src": src, "final_url": final_url, "status": status, "content_type": content_type,
+                            "fetch_ms": None if fetch_ms is None else round(fetch_ms, 1),
+                            "training_allowed": training_allowed, "fetch_reason": reason,
+                            "reason": reason, "detail": detail}
+    if reason:
         return info
-    chk = check_image(res.body, cfg.image, res.content_type)
+    chk = check_image(body, cfg.image, content_type)
     info.update({"reason": chk.reason, "detail": chk.detail, "orig_format": chk.orig_format,
                  "orig_width": chk.orig_width, "orig_height": chk.orig_height, "animated": chk.animated,
                  "image": chk.image, "mime": chk.mime, "width": chk.width, "height": chk.height,
                  "sha256": chk.sha256, "phash": chk.phash, "decode_ms": round(chk.decode_ms, 2),
-                 "bytes_in": len(res.body)})
+                 "bytes_in": len(body)})
     return info
+
+
+def warc_infos(item: tuple[str, dict[str, Any]], cfg: ImagesConfig):
+    """(url key, {"src": [srcs], "rec": [records]}) -> (src, info) for each src with a record; srcs
+    without one go to the "missing" output."""
+    import apache_beam as beam  # noqa: PLC0415
+
+    from filters.image_warc import pick_record  # noqa: PLC0415
+
+    _, grouped = item
+    srcs = sorted(set(grouped["src"]))
+    if not srcs:
+        return
+    rec = pick_record(grouped["rec"])
+    for src in srcs:
+        if rec is None:
+            yield beam.pvalue.TaggedOutput("missing", src)
+            continue
+        try:
+            info = check_body(src, rec["url"], rec["status"], rec["content_type"], rec["body"],
+                              rec["training_allowed"], rec["reason"], rec["detail"], cfg)
+        except Exception as e:  # noqa: BLE001  (a bug on one image must not kill the job)
+            info = {"src": src, "reason": "image_error", "detail": f"{type(e).__name__}: {e}"[:200]}
+        info["from_warc"] = True
+        yield src, info
 
 
 def pair_id(ref: dict[str, Any], source: str) -> str:
@@ -498,13 +533,37 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
     pages = p | "ReadPages" >> ReadShards(pages_dir, columns=PAGE_COLUMNS)
     refs = pages | "Refs" >> beam.FlatMap(page_refs)
 
-    # fetch + check every distinct src once; one host's fetches stay on one worker (politeness)
-    infos = (refs
-             | "TrainablePages" >> beam.Filter(lambda r: r["page_training_allowed"])   # opted-out: never fetched
-             | "Srcs" >> beam.Map(lambda r: r["src"]) | "HasSrc" >> beam.Filter(bool)
-             | "DistinctSrc" >> beam.Distinct()
-             | "ByHost" >> beam.Map(lambda s: (_host(s), s)) | "GroupHost" >> beam.GroupByKey()
-             | "FetchCheck" >> beam.ParDo(FetchHostDoFn(cfg)))
+    # fetch + check every distinct src once; one host's fetches stay on one worker (politeness).
+    # With WARC files, srcs are first looked up there (by canonical URL); the ones not archived are
+    # fetched live (warc_missing="fetch") or dropped as image_not_in_warc.
+    srcs = (refs
+            | "TrainablePages" >> beam.Filter(lambda r: r["page_training_allowed"])   # opted-out: never fetched
+            | "Srcs" >> beam.Map(lambda r: r["src"]) | "HasSrc" >> beam.Filter(bool)
+            | "DistinctSrc" >> beam.Distinct())
+    from_warc = []
+    if cfg.warc_files:
+        from filters.image_warc import R_NOT_IN_WARC, iter_warc_images, url_key  # noqa: PLC0415
+
+        fc = cfg.fetch
+        recs = (p | "WarcFiles" >> beam.Create(sorted(os.path.abspath(f) for f in cfg.warc_files))
+                | "WarcSpread" >> beam.Reshuffle()
+                | "WarcImages" >> beam.FlatMap(lambda path: ((r["url"], r) for r in iter_warc_images(
+                    path, fc.user_agent, fc.optout_token, fc.max_bytes))))
+        keyed = srcs | "SrcKey" >> beam.Map(lambda s: (url_key(s) or "\x00bad:" + s, s))
+        looked = ({"src": keyed, "rec": recs} | "JoinWarc" >> beam.CoGroupByKey()
+                  | "FromWarc" >> beam.FlatMap(warc_infos, cfg).with_outputs("missing", main="found"))
+        from_warc.append(looked.found)
+        srcs = looked.missing
+        if cfg.warc_missing == "drop":
+            from_warc.append(srcs | "NotInWarc" >> beam.Map(
+                lambda s: (s, {"src": s, "reason": R_NOT_IN_WARC, "detail": "no record of this URL in the WARC files"})))
+            srcs = None
+    fetched = []
+    if srcs is not None:
+        fetched.append(srcs
+                       | "ByHost" >> beam.Map(lambda s: (_host(s), s)) | "GroupHost" >> beam.GroupByKey()
+                       | "FetchCheck" >> beam.ParDo(FetchHostDoFn(cfg)))
+    infos = tuple(from_warc + fetched) | "Infos" >> beam.Flatten()
     joined = ({"ref": refs | "RefBySrc" >> beam.Map(lambda r: (r["src"], r)), "info": infos}
               | "JoinImage" >> beam.CoGroupByKey()
               | "Attach" >> beam.FlatMap(lambda kv: [(r, (list(kv[1]["info"]) or [None])[0] if r["src"] else None)
@@ -676,6 +735,11 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
         raise CidermillError("no CLIP model: pass --clip-checkpoint PATH (e.g. from `cidermill train-clip`), "
                              "or --clip-model NAME --clip-random-init for a benchmark run")
     check_pages_dataset(pages_dir)
+    if cfg.warc_missing not in ("drop", "fetch"):
+        raise CidermillError(f"warc_missing must be 'drop' or 'fetch', got {cfg.warc_missing!r}")
+    for f in cfg.warc_files or ():
+        if not os.path.isfile(f):
+            raise CidermillError(f"{f}: WARC file not found")
     # load once here: a bad checkpoint is one clear error before any work starts (the in-process
     # runner's workers then reuse this very model)
     model_name = shared_scorer(cfg.clip_model, cfg.clip_checkpoint, cfg.clip_batch_size, cfg.clip_threads).model_name
@@ -683,8 +747,9 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
     pairs_dir = os.path.join(out_dir, "pairs")
     inter_dir = os.path.join(out_dir, "interleaved")
     conf = cfg.to_json()
-    prov_p = make_provenance("pairs", conf, [pages_dir] + ([cfg.clip_checkpoint] if cfg.clip_checkpoint else []))
-    prov_i = make_provenance("interleaved", conf, [pages_dir] + ([cfg.clip_checkpoint] if cfg.clip_checkpoint else []))
+    inputs = [pages_dir] + ([cfg.clip_checkpoint] if cfg.clip_checkpoint else []) + list(cfg.warc_files or ())
+    prov_p = make_provenance("pairs", conf, inputs)
+    prov_i = make_provenance("interleaved", conf, inputs)
     run_pipeline(lambda p: build_images_pipeline(p, pages_dir, pairs_dir, inter_dir, cfg, prov_p, prov_i,
                                                  overwrite=overwrite, model_name=model_name), beam_args)
     rep = read_report(pairs_dir)

@@ -1,0 +1,94 @@
+"""Common Crawl style input: pages and their images in one WARC file. `cidermill crawl --warc` imports
+the pages, `cidermill images --warc` takes the images from the same archive (no fetch: the archived
+host does not even resolve), matched to the pages' <img src>."""
+from __future__ import annotations
+
+import io
+import os
+from collections import Counter
+
+import pytest
+
+from corpus.reader import ShardDataset
+
+pytestmark = pytest.mark.slow
+
+BASE = "http://images.archive.invalid"
+NAMES = ["good0.png", "good1.png", "good2.png", "good3.png", "good4.png", "dup_exact.png", "truncated.png",
+         "html.jpg", "missing.png", "captioned.png"]
+
+
+def _record(writer, url, body, ctype, status="200 OK", date="2026-01-02T00:00:00Z", extra=()):
+    from warcio.statusandheaders import StatusAndHeaders
+
+    http = StatusAndHeaders(status, [("Content-Type", ctype), *extra], protocol="HTTP/1.1")
+    writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
+                                                  warc_headers_dict={"WARC-Date": date}))
+
+
+def _html(cases):
+    parts = []
+    for j, name in enumerate(NAMES):
+        c = cases[name]
+        img = f'<img src="/{name}" alt="{c["alt"] or ""}">'
+        if c["caption"]:
+            img = f"<figure>{img}<figcaption>{c['caption']}</figcaption></figure>"
+        parts.append(f"<p>Paragraph {j} of this page talks about the garden and about the picture that "
+                     f"follows it, with enough words to count as main content.</p>{img}")
+    return (f"<html><head><title>Garden pictures</title></head><body><article><h1>Garden pictures</h1>"
+            f"{''.join(parts)}<p>The end of the article about the garden pictures.</p></article></body></html>")
+
+
+@pytest.fixture(scope="module")
+def warc_run(image_site, tiny_clip, tmp_path_factory):
+    from warcio.warcwriter import WARCWriter
+
+    from pipelines.cli import main
+
+    _, cases, root = image_site
+    d = tmp_path_factory.mktemp("warc")
+    warc = str(d / "crawl.warc.gz")
+    files = {n: open(os.path.join(root, n), "rb").read() for n in NAMES if n != "missing.png"}
+    with open(warc, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        _record(w, f"{BASE}/page.html", _html(cases).encode(), "text/html; charset=utf-8")
+        for n, blob in sorted(files.items()):
+            ctype = "image/jpeg" if n.endswith(".jpg") else "image/png"
+            if n == "good3.png":   # archived twice: an older 404, then the image
+                _record(w, f"{BASE}/{n}", b"gone", "text/plain", status="404 Not Found", date="2025-01-01T00:00:00Z")
+            _record(w, f"{BASE}/{n}", blob, ctype,
+                    extra=[("X-Robots-Tag", "noindex")] if n == "good4.png" else ())
+        _record(w, f"{BASE}/unreferenced.png", files["good5.png"] if "good5.png" in files else files["good2.png"],
+                "image/png")
+    out = str(d / "out")
+    assert main(["crawl", "--warc", warc, "--out", str(d / "crawl")]) == 0
+    pages = str(d / "crawl" / "pages")
+    args = ["images", "--pages", pages, "--out", out, "--clip-checkpoint", tiny_clip[0], "--warc", warc,
+            "--clip-batch-size", "8", "--clip-threads", "1"]
+    assert main(args) == 0
+    return pages, out, files
+
+
+def test_images_come_from_the_archive(warc_run):
+    from filters.image_check import check_image
+
+    pages, out, files = warc_run
+    page = next(ShardDataset(pages).iter_rows())
+    assert sorted(im["src"].rsplit("/", 1)[1] for im in page["images"]) == sorted(NAMES)
+    rows = list(ShardDataset(os.path.join(out, "pairs")).iter_rows())
+    by = {(r["image_url"].rsplit("/", 1)[1], r["text_source"]): r for r in rows}
+    assert set(by) == {(n, "alt") for n in NAMES} | {("captioned.png", "caption")}
+    assert by[("missing.png", "alt")]["drop_reason"] == "image_not_in_warc"
+    assert by[("truncated.png", "alt")]["drop_reason"] == "image_truncated"
+    assert by[("html.jpg", "alt")]["drop_reason"] == "image_is_html"
+    assert by[("good4.png", "alt")]["drop_reason"] == "image_training_optout"
+    a, b = by[("good0.png", "alt")], by[("dup_exact.png", "alt")]
+    assert sorted([a["drop_reason"] or "", b["drop_reason"] or ""]) == ["", "duplicate_image_exact"]
+    for n in ("good0.png", "good1.png", "good2.png", "good3.png", "captioned.png"):
+        r = by[(n, "alt")]
+        assert r["sha256"] == check_image(files[n]).sha256 and r["clip_score"] is not None, n
+        assert r["drop_reason"] in (None, "clip_low_score", "duplicate_image_exact"), (n, r["drop_reason"])
+    reasons = Counter(r["drop_reason"] for r in rows)
+    assert not any(k and k.startswith("fetch_") for k in reasons), reasons   # nothing was fetched
+    docs = list(ShardDataset(os.path.join(out, "interleaved")).iter_rows())
+    assert len(docs) == 1 and docs[0]["images_in"] == len(NAMES)
