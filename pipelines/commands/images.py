@@ -12,7 +12,8 @@ DESCRIPTION = (
     "OUT/pairs and OUT/interleaved, each with a _report/ (stats, dropped samples, CLIP histogram, contact "
     "sheets). Real pretrained model: --clip-model ViT-B-32 --clip-checkpoint open_clip_pytorch_model.bin "
     "(any local open_clip checkpoint; loaded weights-only). Default: the demo tiny model, trained on first use "
-    "and cached under ~/.cache/cidermill/clip.")
+    "and cached under ~/.cache/cidermill/clip. Pages imported from WARC (`cidermill crawl --warc`): pass the "
+    "same files as --warc and the images are read from them instead of fetched.")
 BEAM = True
 
 
