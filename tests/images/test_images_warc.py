@@ -92,3 +92,31 @@ def test_images_come_from_the_archive(warc_run):
     assert not any(k and k.startswith("fetch_") for k in reasons), reasons   # nothing was fetched
     docs = list(ShardDataset(os.path.join(out, "interleaved")).iter_rows())
     assert len(docs) == 1 and docs[0]["images_in"] == len(NAMES)
+
+
+def test_warc_first_then_live_fetch_for_the_rest(image_site, tiny_clip, tmp_path):
+    """--warc-missing fetch: archived URLs are read from the WARC (even when the live file differs),
+    the others are fetched through the crawl rules."""
+    from warcio.warcwriter import WARCWriter
+
+    from conftest import write_pages
+    from filters.image_check import check_image
+    from pipelines.cli import main
+
+    base, cases, root = image_site
+    good2 = open(os.path.join(root, "good2.png"), "rb").read()
+    warc = str(tmp_path / "images.warc")
+    with open(warc, "wb") as f:
+        w = WARCWriter(f, gzip=False)
+        _record(w, f"{base}/good5.png", good2, "image/png")     # archived bytes differ from the live file
+    pages = write_pages(str(tmp_path / "pages"), base, cases)
+    out = str(tmp_path / "out")
+    assert main(["images", "--pages", pages, "--out", out, "--clip-checkpoint", tiny_clip[0], "--allow-private",
+                 "--delay", "0", "--clip-batch-size", "8", "--clip-threads", "1", "--warc", warc,
+                 "--warc-missing", "fetch"]) == 0
+    by = {(r["image_url"].rsplit("/", 1)[1], r["text_source"]): r
+          for r in ShardDataset(os.path.join(out, "pairs")).iter_rows() if r["page_id"] != "page_optout"}
+    assert by[("good5.png", "alt")]["sha256"] == check_image(good2).sha256
+    live = open(os.path.join(root, "good1.png"), "rb").read()
+    assert by[("good1.png", "alt")]["sha256"] == check_image(live).sha256
+    assert by[("missing.png", "alt")]["drop_reason"] == "fetch_http_404"
