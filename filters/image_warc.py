@@ -17,6 +17,10 @@ from typing import Any, Iterable, Iterator
 
 R_NOT_IN_WARC = "image_not_in_warc"
 MAX_RECORD_BYTES = 20 * 1024 * 1024
+# archived types that are never images (others, even wrong ones, go to the Pillow checks)
+NOT_IMAGES = frozenset({"text/css", "text/javascript", "application/javascript", "application/x-javascript",
+                        "application/json", "application/ld+json", "text/xml", "application/xml", "application/pdf",
+                        "application/rss+xml", "application/atom+xml", "font/woff", "font/woff2"})
 
 
 def url_key(url: str) -> str | None:
@@ -50,8 +54,9 @@ def iter_warc_images(path: str, user_agent: str = "CiderBot", optout_token: str 
                 status = int(http.get_statuscode() or 0) if http is not None else 200
                 ctype = ((http.get_header("Content-Type") if http is not None
                           else rec.rec_headers.get_header("Content-Type")) or "")
-                if mime_of(ctype) in HTML_TYPES:
-                    skipped["html"] += 1
+                mime = mime_of(ctype)
+                if mime in HTML_TYPES or (200 <= status < 300 and mime in NOT_IMAGES):
+                    skipped["not_an_image_type"] += 1   # not worth carrying to the join with the pages' srcs
                     continue
                 body = rec.content_stream().read(max_bytes + 1)
                 reason, detail = None, ""

@@ -11,8 +11,6 @@ import pytest
 
 from corpus.reader import ShardDataset
 
-pytestmark = pytest.mark.slow
-
 BASE = "http://images.archive.invalid"
 NAMES = ["good0.png", "good1.png", "good2.png", "good3.png", "good4.png", "dup_exact.png", "truncated.png",
          "html.jpg", "missing.png", "captioned.png"]
@@ -69,6 +67,7 @@ def warc_run(image_site, tiny_clip, tmp_path_factory):
     return pages, out, files
 
 
+@pytest.mark.slow
 def test_images_come_from_the_archive(warc_run):
     from filters.image_check import check_image
 
@@ -94,6 +93,7 @@ def test_images_come_from_the_archive(warc_run):
     assert len(docs) == 1 and docs[0]["images_in"] == len(NAMES)
 
 
+@pytest.mark.slow
 def test_warc_first_then_live_fetch_for_the_rest(image_site, tiny_clip, tmp_path):
     """--warc-missing fetch: archived URLs are read from the WARC (even when the live file differs),
     the others are fetched through the crawl rules."""
@@ -120,3 +120,37 @@ def test_warc_first_then_live_fetch_for_the_rest(image_site, tiny_clip, tmp_path
     live = open(os.path.join(root, "good1.png"), "rb").read()
     assert by[("good1.png", "alt")]["sha256"] == check_image(live).sha256
     assert by[("missing.png", "alt")]["drop_reason"] == "fetch_http_404"
+
+
+def test_warc_image_records(tmp_path):
+    """Record parsing without Beam: types that are never images are skipped, statuses become reasons,
+    a repeated URL resolves to one record whatever the order."""
+    from warcio.warcwriter import WARCWriter
+
+    from filters.image_warc import iter_warc_images, pick_record
+
+    path = str(tmp_path / "a.warc.gz")
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        _record(w, "http://h.example/a.png", b"\x89PNG old", "image/png", date="2025-01-01T00:00:00Z")
+        _record(w, "http://h.example/a.png", b"\x89PNG new", "image/png", date="2026-01-01T00:00:00Z")
+        _record(w, "http://h.example/a.png", b"", "image/png", status="503 Busy", date="2027-01-01T00:00:00Z")
+        _record(w, "http://h.example/s.css", b"body{}", "text/css")
+        _record(w, "http://h.example/p.html", b"<html></html>", "text/html")
+        _record(w, "http://H.example:80/b.jpg", b"\xff\xd8", "image/jpeg", extra=[("X-Robots-Tag", "noindex")])
+    skipped = Counter()
+    recs = list(iter_warc_images(path, skipped=skipped))
+    assert [r["url"] for r in recs] == ["http://h.example/a.png"] * 3 + ["http://h.example/b.jpg"]
+    assert skipped["not_an_image_type"] == 2
+    assert recs[2]["reason"] == "fetch_http_503" and recs[3]["training_allowed"] is False
+    assert pick_record(recs[:3])["body"] == b"\x89PNG new" == pick_record(recs[2::-1])["body"]
+    assert pick_record([]) is None
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(tmp_path / "cut.warc.gz", "wb") as f:
+        f.write(data[: len(data) // 2])
+    assert len(list(iter_warc_images(str(tmp_path / "cut.warc.gz")))) < len(recs)   # truncated: what was read
+    (tmp_path / "junk.warc").write_bytes(b"this is not a WARC file\n" * 10)
+    skipped = Counter()
+    assert list(iter_warc_images(str(tmp_path / "junk.warc"), skipped=skipped)) == []
+    assert sum(skipped.values()) > 0        # counted (warcio reads junk leniently), never raised
