@@ -190,6 +190,7 @@ def main() -> None:
     print(f"  overhead: {tot:+.1f}% CPU end to end (Beam startup, model load in DoFn.setup, first-batch warm-up); "
           f"{marg_c:+.1f}% CPU per additional image, best vs best (target <= 10%); per round {per_round}; "
           f"max |score diff| {diff:.1e}")
+    print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     import shutil
     shutil.rmtree(tmp, ignore_errors=True)
 
