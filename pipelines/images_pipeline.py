@@ -9,7 +9,9 @@
 Every pair row is written, kept or dropped (`drop_reason`), with every score it got; the report
 adds the CLIP-score histogram and contact sheets per reason. Determinism: fetch order per host is
 sorted, CLIP batches are formed from a hash of the row key (not arrival order), dedup survivors
-and the top-p cut are global and order-free.
+and the top-p cut are global and order-free. Neither gathers the pairs on one worker: dedup is
+keyed work (sha256 groups, pHash band buckets, then connected components), the top-p cut two
+mergeable combines (filters/image_dedup.py, filters/clip_select.py say how).
 
 Plain entry point for other code (the demo): `run_images(pages_dir, out_dir, ...)`.
 """
@@ -28,9 +30,10 @@ from corpus.errors import CidermillError
 from corpus.report import ReportStats, StageStats, merge_all, sample_rank
 from corpus.schemas import INTERLEAVED, PAIRS
 from filters.alt_text import AltTextConfig, alt_text_reason, normalize
-from filters.clip_select import ClipSelectConfig, clip_reason, cutoff, resolve_threshold
+from filters.clip_select import (ClipSelectConfig, base_cut, clip_reason, coarse_bin, cut_from_bin, locate_rank,
+                                 merge_counts, resolve_threshold, top_candidate)
+from filters.image_dedup import band_entries, bucket_edges, duplicate_label, node_key, star_edges
 from filters.image_check import ImageCheckConfig, check_image
-from filters.image_dedup import find_duplicates
 from filters.image_fetch import ImageFetchConfig
 
 # Columns this stage adds after the shared PAIRS / INTERLEAVED columns (contract: add, never rename).
@@ -66,6 +69,8 @@ class ImagesConfig:
     clip_batch_size: int = 64
     clip_group_batches: int = 16              # batches per scoring work item (fewer partial batches)
     clip_threads: int | None = None
+    warc_files: tuple[str, ...] | None = None  # read images from these WARC files instead of fetching them
+    warc_missing: str = "drop"                 # srcs not in the WARC files: "drop" (image_not_in_warc) or "fetch"
     interleaved_threshold: float | None = 0.1  # CLIP(image, surrounding text) needed to stay in a document
     near_dup_distance: int = 4                 # pHash Hamming bits; -1 turns near dedup off
     languages: tuple[str, ...] | None = None   # keep only pairs whose text is in these languages
@@ -78,6 +83,7 @@ class ImagesConfig:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["languages"] = list(self.languages) if self.languages else None
+        d["warc_files"] = list(self.warc_files) if self.warc_files else None
         return d
 
 
@@ -101,19 +107,51 @@ def page_refs(page: dict[str, Any]) -> list[dict[str, Any]]:
 def fetch_and_check(src: str, fetcher, cfg: ImagesConfig) -> dict[str, Any]:
     """Fetch one image URL through the crawl rules and validate it; a dict, never an exception."""
     res = fetcher.fetch(src)
-    info: dict[str, Any] = {"src": src, "final_url": res.final_url, "status": res.status,
-                            "content_type": res.content_type, "fetch_ms": round(res.fetch_ms, 1),
-                            "training_allowed": res.training_allowed, "fetch_reason": res.reason,
-                            "reason": res.reason, "detail": res.detail}
-    if res.reason:
+    return check_body(src, res.final_url, res.status, res.content_type, res.body, res.training_allowed,
+                      res.reason, res.detail, cfg, fetch_ms=res.fetch_ms)
+
+
+def check_body(src: str, final_url: str, status: int, content_type: str, body: bytes, training_allowed: bool,
+               reason: str | None, detail: str, cfg: ImagesConfig, fetch_ms: float | None = None) -> dict[str, Any]:
+    """The info dict of one image, fetched live or read from a WARC record: Pillow checks on the body."""
+    info: dict[str, Any] = {"src": src, "final_url": final_url, "status": status, "content_type": content_type,
+                            "fetch_ms": None if fetch_ms is None else round(fetch_ms, 1),
+                            "training_allowed": training_allowed, "fetch_reason": reason,
+                            "reason": reason, "detail": detail}
+    if reason:
         return info
-    chk = check_image(res.body, cfg.image, res.content_type)
+    chk = check_image(body, cfg.image, content_type)
     info.update({"reason": chk.reason, "detail": chk.detail, "orig_format": chk.orig_format,
                  "orig_width": chk.orig_width, "orig_height": chk.orig_height, "animated": chk.animated,
                  "image": chk.image, "mime": chk.mime, "width": chk.width, "height": chk.height,
                  "sha256": chk.sha256, "phash": chk.phash, "decode_ms": round(chk.decode_ms, 2),
-                 "bytes_in": len(res.body)})
+                 "bytes_in": len(body)})
     return info
+
+
+def warc_infos(item: tuple[str, dict[str, Any]], cfg: ImagesConfig):
+    """(url key, {"src": [srcs], "rec": [records]}) -> (src, info) for each src with a record; srcs
+    without one go to the "missing" output."""
+    import apache_beam as beam  # noqa: PLC0415
+
+    from filters.image_warc import pick_record  # noqa: PLC0415
+
+    _, grouped = item
+    srcs = sorted(set(grouped["src"]))
+    if not srcs:
+        return
+    rec = pick_record(grouped["rec"])
+    for src in srcs:
+        if rec is None:
+            yield beam.pvalue.TaggedOutput("missing", src)
+            continue
+        try:
+            info = check_body(src, rec["url"], rec["status"], rec["content_type"], rec["body"],
+                              rec["training_allowed"], rec["reason"], rec["detail"], cfg)
+        except Exception as e:  # noqa: BLE001  (a bug on one image must not kill the job)
+            info = {"src": src, "reason": "image_error", "detail": f"{type(e).__name__}: {e}"[:200]}
+        info["from_warc"] = True
+        yield src, info
 
 
 def pair_id(ref: dict[str, Any], source: str) -> str:
@@ -227,14 +265,19 @@ def interleaved_doc(page: dict[str, Any], refs: list[tuple[dict, dict | None]], 
     return row, outcomes
 
 
-def finalize_pair(row: dict[str, Any], dups: dict[str, tuple[str, str]], cut: float) -> dict[str, Any]:
-    """Apply dedup and the CLIP cut; fold private fields into meta_json; drop bytes if configured."""
+def apply_duplicate(row: dict[str, Any], dup: tuple[str, str] | None) -> dict[str, Any]:
+    """Mark a pair that is still kept as a duplicate (reason, survivor id), if it is one."""
+    if dup is None or row["drop_reason"] is not None:
+        return row
+    return dict(row, drop_reason=dup[0], _meta=dict(row["_meta"], duplicate_of=dup[1]))
+
+
+def finalize_pair(row: dict[str, Any], cut: float) -> dict[str, Any]:
+    """Apply the CLIP cut; fold private fields into meta_json."""
     row = dict(row)
     meta = row.pop("_meta")
     row.pop("_has_image", None)
     row.pop("_img", None)
-    if row["drop_reason"] is None and row["id"] in dups:
-        row["drop_reason"], meta["duplicate_of"] = dups[row["id"]]
     if row["drop_reason"] is None:
         row["drop_reason"] = clip_reason(row["clip_score"], cut)
     row["meta_json"] = json.dumps({k: v for k, v in meta.items() if v not in (None, "")}, ensure_ascii=False,
@@ -412,6 +455,73 @@ def clip_scores(cfg: ImagesConfig):
     return ClipScores()
 
 
+def image_duplicates(max_distance: int):
+    """PTransform: (node, sha256, phash) of every dedup candidate (node = filters.image_dedup.node_key)
+    -> (pair id, (reason, survivor id)) for each duplicate. Keyed work only: sha256 groups and pHash
+    band buckets give edges, pipelines/dedup.py's ConnectedComponents closes them (root = smallest
+    node = best (score, id) of the cluster)."""
+    import apache_beam as beam  # noqa: PLC0415
+
+    from pipelines.dedup import ConnectedComponents  # noqa: PLC0415
+
+    class ImageDuplicates(beam.PTransform):
+        def expand(self, cands):
+            exact = (cands
+                     | "BySha" >> beam.Map(lambda c: ((c[0].split("|", 1)[0], c[1]), c[0]))
+                     | "GroupSha" >> beam.GroupByKey()
+                     | "ShaEdges" >> beam.FlatMap(lambda kv: star_edges(kv[1])))
+            edges = [exact]
+            if max_distance >= 0:
+                edges.append(cands
+                             | "Bands" >> beam.FlatMap(lambda c: band_entries(c[0], c[2], max_distance))
+                             | "GroupBand" >> beam.GroupByKey()
+                             | "BandEdges" >> beam.FlatMap(lambda kv: bucket_edges(kv[0][1], kv[1], max_distance)))
+            return (tuple(edges) | "AllEdges" >> beam.Flatten()
+                    | "Components" >> ConnectedComponents()
+                    | "Labels" >> beam.FlatMap(lambda nr: [lab] if (lab := duplicate_label(*nr)) else []))
+
+    return ImageDuplicates()
+
+
+def clip_cut(clip: ClipSelectConfig):
+    """PTransform: the CLIP scores of the pairs still kept (float or None) -> one float, the cut
+    (filters.clip_select.cutoff's value) from two mergeable combines instead of a list of all scores."""
+    import apache_beam as beam  # noqa: PLC0415
+
+    class Counts(beam.CombineFn):
+        def create_accumulator(self):
+            return {}
+
+        def add_input(self, acc, key):
+            acc[key] = acc.get(key, 0) + 1
+            return acc
+
+        def merge_accumulators(self, accs):
+            return merge_counts(accs)
+
+        def extract_output(self, acc):
+            return acc
+
+    class ClipCut(beam.PTransform):
+        def expand(self, scores):
+            AsSingleton = beam.pvalue.AsSingleton
+            if clip.top_percent is None:   # a fixed threshold: nothing to rank
+                return (scores | "Count" >> beam.combiners.Count.Globally()
+                        | "FixedCut" >> beam.Map(lambda _: base_cut(clip)))
+            cands = scores | "Candidates" >> beam.Filter(top_candidate, clip)
+            located = (cands | "CoarseBin" >> beam.Map(coarse_bin)
+                       | "CoarseCounts" >> beam.CombineGlobally(Counts())
+                       | "Locate" >> beam.Map(locate_rank, clip))
+            fine = (cands
+                    | "InBin" >> beam.Filter(lambda v, loc: loc is not None and coarse_bin(v) == loc[0],
+                                             loc=AsSingleton(located))
+                    | "FineCounts" >> beam.CombineGlobally(Counts()))
+            return located | "CutValue" >> beam.Map(
+                lambda loc, f: base_cut(clip) if loc is None else cut_from_bin(f, loc[1], clip), f=AsSingleton(fine))
+
+    return ClipCut()
+
+
 def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: str, cfg: ImagesConfig,
                           provenance_pairs: dict, provenance_inter: dict, overwrite: bool = False,
                           model_name: str | None = None):
@@ -423,13 +533,37 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
     pages = p | "ReadPages" >> ReadShards(pages_dir, columns=PAGE_COLUMNS)
     refs = pages | "Refs" >> beam.FlatMap(page_refs)
 
-    # fetch + check every distinct src once; one host's fetches stay on one worker (politeness)
-    infos = (refs
-             | "TrainablePages" >> beam.Filter(lambda r: r["page_training_allowed"])   # opted-out: never fetched
-             | "Srcs" >> beam.Map(lambda r: r["src"]) | "HasSrc" >> beam.Filter(bool)
-             | "DistinctSrc" >> beam.Distinct()
-             | "ByHost" >> beam.Map(lambda s: (_host(s), s)) | "GroupHost" >> beam.GroupByKey()
-             | "FetchCheck" >> beam.ParDo(FetchHostDoFn(cfg)))
+    # fetch + check every distinct src once; one host's fetches stay on one worker (politeness).
+    # With WARC files, srcs are first looked up there (by canonical URL); the ones not archived are
+    # fetched live (warc_missing="fetch") or dropped as image_not_in_warc.
+    srcs = (refs
+            | "TrainablePages" >> beam.Filter(lambda r: r["page_training_allowed"])   # opted-out: never fetched
+            | "Srcs" >> beam.Map(lambda r: r["src"]) | "HasSrc" >> beam.Filter(bool)
+            | "DistinctSrc" >> beam.Distinct())
+    from_warc = []
+    if cfg.warc_files:
+        from filters.image_warc import R_NOT_IN_WARC, iter_warc_images, url_key  # noqa: PLC0415
+
+        fc = cfg.fetch
+        recs = (p | "WarcFiles" >> beam.Create(sorted(os.path.abspath(f) for f in cfg.warc_files))
+                | "WarcSpread" >> beam.Reshuffle()
+                | "WarcImages" >> beam.FlatMap(lambda path: ((r["url"], r) for r in iter_warc_images(
+                    path, fc.user_agent, fc.optout_token, fc.max_bytes))))
+        keyed = srcs | "SrcKey" >> beam.Map(lambda s: (url_key(s) or "\x00bad:" + s, s))
+        looked = ({"src": keyed, "rec": recs} | "JoinWarc" >> beam.CoGroupByKey()
+                  | "FromWarc" >> beam.FlatMap(warc_infos, cfg).with_outputs("missing", main="found"))
+        from_warc.append(looked.found)
+        srcs = looked.missing
+        if cfg.warc_missing == "drop":
+            from_warc.append(srcs | "NotInWarc" >> beam.Map(
+                lambda s: (s, {"src": s, "reason": R_NOT_IN_WARC, "detail": "no record of this URL in the WARC files"})))
+            srcs = None
+    fetched = []
+    if srcs is not None:
+        fetched.append(srcs
+                       | "ByHost" >> beam.Map(lambda s: (_host(s), s)) | "GroupHost" >> beam.GroupByKey()
+                       | "FetchCheck" >> beam.ParDo(FetchHostDoFn(cfg)))
+    infos = tuple(from_warc + fetched) | "Infos" >> beam.Flatten()
     joined = ({"ref": refs | "RefBySrc" >> beam.Map(lambda r: (r["src"], r)), "info": infos}
               | "JoinImage" >> beam.CoGroupByKey()
               | "Attach" >> beam.FlatMap(lambda kv: [(r, (list(kv[1]["info"]) or [None])[0] if r["src"] else None)
@@ -454,24 +588,22 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
               | "SetScore" >> beam.FlatMap(lambda kv: [dict(r, clip_score=(list(kv[1]["score"]) or [None])[0])
                                                        for r in kv[1]["row"]]))
 
-    # exact + near image dedup among pairs that passed so far (global). The survivor of a cluster is
-    # the pair whose text matches the image best (highest CLIP score), ties by id: deterministic.
+    # exact + near image dedup among pairs that passed so far. The survivor of a cluster is the pair
+    # whose text matches the image best (highest CLIP score), ties by id: deterministic.
     dups = (scored
             | "DedupCand" >> beam.Filter(lambda r: r["drop_reason"] is None and r["_has_image"])
-            | "DedupKey" >> beam.Map(lambda r: (r["id"], r["sha256"], r["phash"], r["text_source"],
-                                                (_neg_score(r["clip_score"]), r["id"])))
-            | "DedupAll" >> beam.combiners.ToList()
-            | "FindDups" >> beam.Map(lambda items: find_duplicates(items, cfg.near_dup_distance)))
-
-    def _dedup_reason(r, dups):
-        return dups[r["id"]][0] if r["drop_reason"] is None and r["id"] in dups else r["drop_reason"]
-
-    cut = (scored
-           | "CutCand" >> beam.Filter(lambda r, dups: _dedup_reason(r, dups) is None, dups=AsSingleton(dups))
-           | "CutScores" >> beam.Map(lambda r: r["clip_score"] if r["clip_score"] is not None else math.nan)
-           | "CutAll" >> beam.combiners.ToList()
-           | "Cut" >> beam.Map(lambda vals: cutoff(vals, cfg.clip)))
-    final = scored | "Finalize" >> beam.Map(finalize_pair, dups=AsSingleton(dups), cut=AsSingleton(cut))
+            | "DedupNode" >> beam.Map(lambda r: (node_key(r["text_source"], _neg_score(r["clip_score"]), r["id"],
+                                                          r["sha256"]), r["sha256"], r["phash"]))
+            | "Dedup" >> image_duplicates(cfg.near_dup_distance))
+    deduped = ({"row": scored | "RowById" >> beam.Map(lambda r: (r["id"], r)), "dup": dups}
+               | "JoinDup" >> beam.CoGroupByKey()
+               | "ApplyDup" >> beam.FlatMap(lambda kv: [apply_duplicate(r, (list(kv[1]["dup"]) or [None])[0])
+                                                        for r in kv[1]["row"]]))
+    cut = (deduped
+           | "CutCand" >> beam.Filter(lambda r: r["drop_reason"] is None)
+           | "CutScores" >> beam.Map(lambda r: r["clip_score"])
+           | "Cut" >> clip_cut(cfg.clip))
+    final = deduped | "Finalize" >> beam.Map(finalize_pair, cut=AsSingleton(cut))
 
     # interleaved documents
     inter_scores = (scores | "InterScores" >> beam.Filter(lambda kv: kv[0].startswith("i:"))
@@ -603,6 +735,11 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
         raise CidermillError("no CLIP model: pass --clip-checkpoint PATH (e.g. from `cidermill train-clip`), "
                              "or --clip-model NAME --clip-random-init for a benchmark run")
     check_pages_dataset(pages_dir)
+    if cfg.warc_missing not in ("drop", "fetch"):
+        raise CidermillError(f"warc_missing must be 'drop' or 'fetch', got {cfg.warc_missing!r}")
+    for f in cfg.warc_files or ():
+        if not os.path.isfile(f):
+            raise CidermillError(f"{f}: WARC file not found")
     # load once here: a bad checkpoint is one clear error before any work starts (the in-process
     # runner's workers then reuse this very model)
     model_name = shared_scorer(cfg.clip_model, cfg.clip_checkpoint, cfg.clip_batch_size, cfg.clip_threads).model_name
@@ -610,8 +747,9 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
     pairs_dir = os.path.join(out_dir, "pairs")
     inter_dir = os.path.join(out_dir, "interleaved")
     conf = cfg.to_json()
-    prov_p = make_provenance("pairs", conf, [pages_dir] + ([cfg.clip_checkpoint] if cfg.clip_checkpoint else []))
-    prov_i = make_provenance("interleaved", conf, [pages_dir] + ([cfg.clip_checkpoint] if cfg.clip_checkpoint else []))
+    inputs = [pages_dir] + ([cfg.clip_checkpoint] if cfg.clip_checkpoint else []) + list(cfg.warc_files or ())
+    prov_p = make_provenance("pairs", conf, inputs)
+    prov_i = make_provenance("interleaved", conf, inputs)
     run_pipeline(lambda p: build_images_pipeline(p, pages_dir, pairs_dir, inter_dir, cfg, prov_p, prov_i,
                                                  overwrite=overwrite, model_name=model_name), beam_args)
     rep = read_report(pairs_dir)
@@ -623,5 +761,5 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
             "images": rep.stages["images"].to_json() if "images" in rep.stages else {}}
 
 
-__all__ = ["ImagesConfig", "run_images", "default_clip_checkpoint", "clip_scores", "build_images_pipeline", "page_refs", "make_pairs", "interleaved_doc",
+__all__ = ["ImagesConfig", "run_images", "default_clip_checkpoint", "clip_scores", "image_duplicates", "clip_cut", "build_images_pipeline", "page_refs", "make_pairs", "interleaved_doc",
            "PAIRS_OUT", "INTERLEAVED_OUT"]

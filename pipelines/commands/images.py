@@ -12,7 +12,8 @@ DESCRIPTION = (
     "OUT/pairs and OUT/interleaved, each with a _report/ (stats, dropped samples, CLIP histogram, contact "
     "sheets). Real pretrained model: --clip-model ViT-B-32 --clip-checkpoint open_clip_pytorch_model.bin "
     "(any local open_clip checkpoint; loaded weights-only). Default: the demo tiny model, trained on first use "
-    "and cached under ~/.cache/cidermill/clip.")
+    "and cached under ~/.cache/cidermill/clip. Pages imported from WARC (`cidermill crawl --warc`): pass the "
+    "same files as --warc and the images are read from them instead of fetched.")
 BEAM = True
 
 
@@ -60,6 +61,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--no-pii", action="store_true", help="do not scrub PII in pair texts")
     t.add_argument("--max-alt-chars", type=int, default=500)
     f = p.add_argument_group("fetching")
+    f.add_argument("--warc", nargs="+", metavar="FILE", default=None,
+                   help="read images from these WARC files (records matched to the pages' <img src> by canonical "
+                        "URL) instead of fetching them, e.g. the files the pages were imported from")
+    f.add_argument("--warc-missing", choices=["drop", "fetch"], default="drop",
+                   help="with --warc: images not archived there are dropped (image_not_in_warc) or fetched live")
     f.add_argument("--allow-private", action="store_true", help="allow private/loopback addresses (demo, tests)")
     f.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host")
     f.add_argument("--fetch-timeout", type=float, default=20.0, help="wall-clock cap per image download")
@@ -95,7 +101,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         clip_threads=args.clip_threads, interleaved_threshold=args.interleaved_threshold,
         near_dup_distance=args.near_dup_distance,
         languages=tuple(x.strip() for x in args.languages.split(",") if x.strip()) if args.languages else None,
-        pii=not args.no_pii, captions=not args.no_captions)
+        pii=not args.no_pii, captions=not args.no_captions,
+        warc_files=tuple(args.warc) if args.warc else None, warc_missing=args.warc_missing)
     print(f"images: {args.pages} -> {args.out} (CLIP {args.clip_model or 'from checkpoint'}"
           f"{', ' + ckpt if ckpt else ', random init'})", flush=True)
     s = run_images(args.pages, args.out, config=cfg, beam_args=beam_args, overwrite=args.overwrite)

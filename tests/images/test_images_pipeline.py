@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 from conftest import write_pages  # tests/images/conftest.py (pytest puts this dir on sys.path)
@@ -155,3 +156,26 @@ def test_clear_errors(images_run, tmp_path, capsys):
                  "--clip-checkpoint", str(tmp_path / "missing.safetensors")]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("error:") == 3
+
+
+def test_top_percent_cut_is_global_with_two_workers(images_run, tmp_path):
+    """--clip-top-percent over two worker processes: the cut is the in-memory cutoff() of every
+    candidate's score, and exactly the candidates at or above it are kept."""
+    from filters.clip_select import ClipSelectConfig, cutoff
+    from pipelines.cli import main
+
+    pages, out, _, args = images_run
+    out2 = str(tmp_path / "out_top")
+    args2 = [a if a != out else out2 for a in args] + ["--clip-threshold", "none", "--clip-top-percent", "40",
+                                                      "--direct_num_workers=2", "--direct_running_mode=multi_processing"]
+    assert main(args2) == 0
+    rows = list(ShardDataset(os.path.join(out2, "pairs")).iter_rows())
+    cands = [r for r in rows if r["drop_reason"] in (None, "clip_low_score")]   # the cut is the last check
+    assert len(cands) >= 5
+    want = cutoff([r["clip_score"] if r["clip_score"] is not None else float("nan") for r in cands],
+                  ClipSelectConfig(None, 40))
+    cut = read_report(os.path.join(out2, "pairs")).info["clip_cut"]
+    assert np.float32(cut) == np.float32(want)      # rows store clip_score as float32, the report the float
+    kept = [r for r in cands if r["drop_reason"] is None]
+    assert kept and all(r["clip_score"] >= want for r in kept)
+    assert all(r["clip_score"] is None or r["clip_score"] < want for r in cands if r["drop_reason"])

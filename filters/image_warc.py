@@ -1,0 +1,85 @@
+"""Images from WARC files (Common Crawl style), so the images of WARC-imported pages need no refetch.
+
+`iter_warc_images(path)` yields one record dict per `response` (or `resource`) record that is not
+HTML, keyed by the same canonical URL the live image fetcher would request (`url_key`); the
+images stage joins them to the pages' `<img src>`. A URL archived several times gives several
+records; `pick_record` chooses one deterministically (a usable one first, then the latest
+WARC-Date, then the body hash). Non-2xx statuses and oversized bodies become the same
+`fetch_*` reasons as a live fetch; `X-Robots-Tag: noindex` (or one aimed at our opt-out token)
+marks the image as not for training. The archived site's robots.txt is unknown here, as for pages
+imported from WARC (crawl/warc.py). Corrupt archives are counted, never raised.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from typing import Any, Iterable, Iterator
+
+R_NOT_IN_WARC = "image_not_in_warc"
+MAX_RECORD_BYTES = 20 * 1024 * 1024
+# archived types that are never images (others, even wrong ones, go to the Pillow checks)
+NOT_IMAGES = frozenset({"text/css", "text/javascript", "application/javascript", "application/x-javascript",
+                        "application/json", "application/ld+json", "text/xml", "application/xml", "application/pdf",
+                        "application/rss+xml", "application/atom+xml", "font/woff", "font/woff2"})
+
+
+def url_key(url: str) -> str | None:
+    """The canonical form of an image URL (None when it cannot be canonicalised)."""
+    from crawl.urls import try_canonicalize  # noqa: PLC0415
+
+    canon, _ = try_canonicalize((url or "").strip())
+    return canon
+
+
+def iter_warc_images(path: str, user_agent: str = "CiderBot", optout_token: str = "CiderBot-Extended",
+                     max_bytes: int = MAX_RECORD_BYTES, skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
+    """Record dicts {url, status, content_type, body, date, training_allowed, reason, detail}."""
+    from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415
+
+    from crawl.fetch import HTML_TYPES, mime_of  # noqa: PLC0415
+    from crawl.robots_meta import robots_flags  # noqa: PLC0415
+
+    skipped = skipped if skipped is not None else Counter()
+    with open(path, "rb") as f:
+        try:
+            for rec in ArchiveIterator(f):
+                if rec.rec_type not in ("response", "resource"):
+                    skipped[f"warc_{rec.rec_type}"] += 1
+                    continue
+                url = url_key(rec.rec_headers.get_header("WARC-Target-URI") or "")
+                if url is None:
+                    skipped["invalid_url"] += 1
+                    continue
+                http = rec.http_headers if rec.rec_type == "response" else None
+                status = int(http.get_statuscode() or 0) if http is not None else 200
+                ctype = ((http.get_header("Content-Type") if http is not None
+                          else rec.rec_headers.get_header("Content-Type")) or "")
+                mime = mime_of(ctype)
+                if mime in HTML_TYPES or (200 <= status < 300 and mime in NOT_IMAGES):
+                    skipped["not_an_image_type"] += 1   # not worth carrying to the join with the pages' srcs
+                    continue
+                body = rec.content_stream().read(max_bytes + 1)
+                reason, detail = None, ""
+                if not 200 <= status < 300:
+                    reason, body = f"fetch_http_{status}", b""
+                elif len(body) > max_bytes:
+                    reason, detail, body = "fetch_too_large", f">{max_bytes} bytes", b""
+                xrt = http.get_header("X-Robots-Tag") if http is not None else None
+                allowed = not (robots_flags(None, xrt, user_agent)[0] or robots_flags(None, xrt, optout_token)[0])
+                yield {"url": url, "status": status, "content_type": ctype, "body": body,
+                       "date": rec.rec_headers.get_header("WARC-Date") or "", "training_allowed": allowed,
+                       "reason": reason, "detail": detail}
+        except Exception as e:  # noqa: BLE001  (truncated or corrupt archive: keep what was read)
+            skipped[f"warc_corrupt:{type(e).__name__}"] += 1
+
+
+def pick_record(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """One record of a URL, the same whatever order the records arrive in."""
+    recs = list(records)
+    if not recs:
+        return None
+    return max(recs, key=lambda r: (r["reason"] is None, r["date"], hashlib.sha256(r["body"]).hexdigest(),
+                                    r["status"], r["content_type"], r["training_allowed"]))
+
+
+__all__ = ["iter_warc_images", "pick_record", "url_key", "R_NOT_IN_WARC"]
