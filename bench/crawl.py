@@ -14,6 +14,7 @@ import http.server
 import os
 import random
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -68,6 +69,12 @@ def serve(pages: dict[str, bytes], js: bool):
         def log_message(self, *a):
             pass
 
+        def setup(self):
+            # like nginx's tcp_nodelay: http.server writes headers and body separately, and with
+            # Nagle on, the body waits for the client's delayed ACK (~40 ms per page)
+            super().setup()
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def do_GET(self):
             if self.path == "/robots.txt":
                 body, ctype = b"User-agent: *\nAllow: /\n", "text/plain"
@@ -92,7 +99,8 @@ def serve(pages: dict[str, bytes], js: bool):
 def _serve_main(n_hosts: int, per_host: int, js: bool, seed0: int, conn) -> None:
     servers = [serve(make_site(per_host, seed=seed0 + h), js) for h in range(n_hosts)]
     conn.send([s.server_port for s in servers])
-    conn.recv()  # any message: stop
+    while conn.recv() == "cpu":  # "cpu": report this process's CPU seconds so far; anything else: stop
+        conn.send(time.process_time())
     for s in servers:
         s.shutdown()
 
@@ -112,6 +120,11 @@ class Sites:
     @property
     def seeds(self) -> list[str]:
         return [f"http://127.0.0.1:{p}/" for p in self.ports]
+
+    def cpu(self) -> float:
+        """CPU seconds the site servers have used so far."""
+        self.conn.send("cpu")
+        return self.conn.recv()
 
     def close(self) -> None:
         self.conn.send("stop")
@@ -158,8 +171,12 @@ def main() -> int:
     bench_library(sites.seeds[:1], 5, "never", 1)  # warm-up: imports, first connections
     sites.close()
     sites = Sites(args.hosts, per_host, js=False, seed0=1000)
+    cpu0, srv0 = time.process_time(), sites.cpu()
     n, dt = bench_library(sites.seeds, per_host * args.hosts, "never", 1)
+    cpu, srv = time.process_time() - cpu0, sites.cpu() - srv0
     static = n / dt
+    print(f"static CPU per page: crawler {cpu / n * 1000:.2f} ms, site servers {srv / n * 1000:.2f} ms "
+          f"(one crawler process, one core: CPU-bound ceiling {n / cpu:.0f} pages/s)")
     print(f"static fetch+extract (library): {n} pages in {dt:.1f}s = {static:.1f} pages/s "
           f"({args.hosts} hosts, delay 0)  target 200: ratio {static / 200:.2f}")
     if args.beam:
