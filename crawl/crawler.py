@@ -132,10 +132,10 @@ class WaveCrawler:
                     skip_media=c.skip_media, pages_per_browser=c.render_pages_per_browser), workers=c.render_workers)
             return self._renderer
 
-    def _fetch_subresource(self, url: str) -> FetchResult:
+    def _fetch_subresource(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:
         """What the browser asked for, fetched by our fetcher: every redirect hop passes `allow`, and
         connections check the address they reached (the browser resolves no name itself)."""
-        return self.fetcher.fetch(url, allow=self.allow, accept_types=None)
+        return self.fetcher.fetch(url, allow=self.allow, accept_types=None, headers=headers)
 
     def close(self) -> None:
         if self._renderer is not None:

@@ -7,8 +7,10 @@ waiting for scripts and subresources, so one page's wait overlaps another's.
 The browser never touches the network itself. Every request a page makes goes through a route
 handler that refuses non-http(s) URLs, URLs robots.txt disallows and private addresses (the
 `allow` callback), and optionally fonts and media; what is allowed is fetched by the crawler's
-own fetcher (the `fetch` callback: its connections check the address they actually reached, so
-a host that rebinds its DNS to 127.0.0.1 after the check gets nothing) and handed to the page.
+own fetcher (the `fetch(url, headers)` callback: its connections check the address they actually
+reached, so a host that rebinds its DNS to 127.0.0.1 after the check gets nothing) and handed to
+the page. Only GET/HEAD pass (a crawler reads; no forms, beacons or POSTed queries), with the
+page's Accept, Accept-Language, Referer and X-Requested-With; no cookies.
 Chromium's own resolver maps every name to "not found", so preconnects and DNS prefetches
 resolve nothing either. The main document is served from the bytes the crawler already fetched,
 so rendering never fetches a page twice. Dialogs are dismissed, popups closed, downloads
@@ -36,6 +38,7 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", 
                "--host-resolver-rules=MAP * ~NOTFOUND",
                "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"]
 FORWARD_HEADERS = ("content-type", "content-language", "last-modified", "etag", "cache-control")
+REQUEST_HEADERS = ("accept", "accept-language", "referer", "x-requested-with")  # passed on from the page
 
 
 @dataclass
@@ -89,7 +92,7 @@ class _Job:
 class _Browser:
     """One Chromium and its asyncio loop on a dedicated thread (Playwright objects live there)."""
 
-    def __init__(self, allow: Callable[[str], str | None], fetch: Callable[[str], Any], config: RenderConfig,
+    def __init__(self, allow: Callable[[str], str | None], fetch: Callable[[str, dict], Any], config: RenderConfig,
                  io_pool: cf.ThreadPoolExecutor, name: str):
         self.allow, self.fetch, self.config, self.io_pool = allow, fetch, config, io_pool
         self.loop = asyncio.new_event_loop()
@@ -182,7 +185,8 @@ class _Browser:
             if req.method not in ("GET", "HEAD"):
                 job.res.blocked.append((u[:200], "method"))  # a crawler reads; it never posts forms or beacons
                 return await _quiet(route.abort("blockedbyclient"))
-            r = await self.loop.run_in_executor(self.io_pool, self.fetch, u)
+            sent = {k: v for k, v in req.headers.items() if k.lower() in REQUEST_HEADERS}
+            r = await self.loop.run_in_executor(self.io_pool, self.fetch, u, sent)
             if r.status == 0 or (r.skip and not r.skip.startswith("http_")):
                 job.res.blocked.append((u[:200], r.skip or "fetch_error"))
                 return await _quiet(route.abort("blockedbyclient" if r.skip and "private" in r.skip else "failed"))
@@ -265,7 +269,7 @@ class RenderService:
     `config.pages_per_browser` pages at once. Browsers start lazily, on first use; a crashed one
     is started again on the next page."""
 
-    def __init__(self, allow: Callable[[str], str | None], fetch: Callable[[str], Any],
+    def __init__(self, allow: Callable[[str], str | None], fetch: Callable[[str, dict], Any],
                  config: RenderConfig | None = None, workers: int = 1):
         self.config = config or RenderConfig()
         n = max(1, workers)

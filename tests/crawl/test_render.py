@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser,
 
 APP = """<html><body><div id="root"></div><img src="/private/tracker.png">
 <script>
-fetch('/api/article.json').then(r => r.json()).then(j => {
+fetch('/api/article.json', {headers: {'Accept': 'application/json'}}).then(r => r.json()).then(j => {
   document.getElementById('root').innerHTML = '<article><h1>' + j.title + '</h1><p>' + j.body + '</p></article>';
 });
 fetch('/private/secret.json').catch(() => {});
@@ -32,14 +32,19 @@ def lazy_page(n: int) -> str:
 
 @pytest.fixture(scope="module")
 def site():
-    routes = {"/app.html": Route(APP),
-              "/api/article.json": Route('{"title": "Bees in the orchard", "body": "Pollination by wild bees."}',
-                                         200, "application/json"),
+    seen_headers = []
+
+    def article(handler):
+        seen_headers.append(handler.headers)  # an email.message.Message: case-insensitive get()
+        return Route('{"title": "Bees in the orchard", "body": "Pollination by wild bees."}', 200, "application/json")
+
+    routes = {"/app.html": Route(APP), "/api/article.json": article,
               "/private/secret.json": Route("{}", 200, "application/json"),
               "/private/tracker.png": Route(b"x", 200, "image/png")}
     for n in range(6):
         routes[f"/api/{n}.json"] = Route('{"text": "late text %d"}' % n, 200, "application/json", delay=1.0)
     s = LocalSite(routes)
+    s.seen_headers = seen_headers
     with s:
         yield s
 
@@ -51,7 +56,7 @@ def renderer():
     def allow(u):
         return "robots" if "/private/" in u else None
 
-    r = RenderService(allow, lambda u: fetcher.fetch(u, allow=allow, accept_types=None),
+    r = RenderService(allow, lambda u, h: fetcher.fetch(u, allow=allow, accept_types=None, headers=h),
                       RenderConfig(nav_timeout_ms=10_000, idle_cap_ms=5000, quiet_ms=300, scroll_steps=1, pages_per_browser=3))
     yield r
     r.close()
@@ -62,6 +67,9 @@ def test_js_content_captured_and_guard_enforced(site, renderer):
     assert res.error is None
     assert "Pollination by wild bees." in res.html and "<h1>Bees in the orchard</h1>" in res.html
     assert "/api/article.json" in site.hits
+    sent = site.seen_headers[0]  # fetched by the crawler's fetcher, with the page's Accept and our agent
+    assert sent.get("Accept") == "application/json" and sent.get("User-Agent") == FetchConfig().user_agent
+    assert len(sent.get_all("Accept")) == 1
     assert "/app.html" not in site.hits  # the main document came from the bytes already fetched
     assert "/popup.html" not in site.hits
     assert not any(h.startswith("/private/") for h in site.hits)
