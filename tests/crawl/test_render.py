@@ -103,7 +103,9 @@ REBIND_PAGE = """<html><head><link rel="preconnect" href="http://localhost:{port
 <script src="http://localhost:{port}/s.js"></script></head><body><p id="p">public page</p>
 <img src="http://localhost:{port}/i.png"><iframe src="http://localhost:{port}/frame.html"></iframe>
 <script>fetch('http://localhost:{port}/api.json').catch(() => {{}});
-var x = new XMLHttpRequest(); x.open('GET', 'http://127.0.0.1:{port}/xhr.json'); x.send();</script></body></html>"""
+var x = new XMLHttpRequest(); x.open('GET', 'http://127.0.0.1:{port}/xhr.json'); x.send();
+try {{ new WebSocket('ws://localhost:{port}/ws'); new WebSocket('ws://127.0.0.1:{port}/ws-ip'); }} catch (e) {{}}
+</script></body></html>"""
 
 
 def test_browser_never_reaches_a_name_that_resolves_to_loopback(local_site):
@@ -146,5 +148,6 @@ def test_browser_never_reaches_a_name_that_resolves_to_loopback(local_site):
         res = crawler.renderer.render(f"http://localhost:{port}/page3.html", page)
         assert res.error is None
         assert {"/s.css", "/s.js", "/i.png", "/frame.html", "/api.json", "/xhr.json"} <= set(site.hits)
+        assert not {"/ws", "/ws-ip"} & set(site.hits)  # the browser opens no socket of its own, even then
     finally:
         crawler.close()
