@@ -154,7 +154,7 @@ class _Browser:
 
     # -- the route guard ------------------------------------------------------------------------
     async def _route(self, route, job: _Job | None) -> None:
-        if job is None:  # a popup's requests, or anything after the page was given up
+        if job is None:  # anything still asking after the page was given up
             return await _quiet(route.abort("blockedbyclient"))
         req = route.request
         u = req.url
@@ -166,10 +166,10 @@ class _Browser:
                 return await _quiet(route.abort("blockedbyclient"))
             try:
                 own = req.frame.page is job.page
-            except Exception:  # noqa: BLE001  (no frame: a worker's request)
+            except Exception:  # noqa: BLE001  (no frame: a service worker's request)
                 own = False
-            if not own:
-                job.res.blocked.append((u[:200], "popup"))
+            if not own:  # popups and other pages the context opened
+                job.res.blocked.append((u[:200], "other_page"))
                 return await _quiet(route.abort("blockedbyclient"))
             if self.config.skip_media and req.resource_type in ("font", "media", "image"):
                 return await _quiet(route.abort("blockedbyclient"))

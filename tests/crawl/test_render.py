@@ -74,7 +74,7 @@ def test_js_content_captured_and_guard_enforced(site, renderer):
     assert "/popup.html" not in site.hits
     assert not any(h.startswith("/private/") for h in site.hits)
     reasons = {r for _, r in res.blocked}
-    assert {"robots", "popup"} <= reasons  # (file:// never reaches the route: Chromium refuses it on an http page)
+    assert {"robots", "other_page"} <= reasons  # the popup's request was refused  # (file:// never reaches the route: Chromium refuses it on an http page)
 
 
 def test_navigation_fetch_when_no_body_and_fresh_context(site, renderer):
