@@ -135,13 +135,22 @@ class Fetcher:
     def close(self) -> None:
         self.pool.clear()
 
+    def _headers(self, extra: dict[str, str]) -> dict[str, str]:
+        """The fetcher's headers with `extra` on top (case-insensitively); User-Agent and
+        Accept-Encoding always stay the fetcher's."""
+        extra = {k: v for k, v in extra.items() if k.lower() not in ("user-agent", "accept-encoding", "host")}
+        keys = {k.lower() for k in extra}
+        return {**{k: v for k, v in self.pool.headers.items() if k.lower() not in keys}, **extra}
+
     # -- one request, no redirects ----------------------------------------------------------
-    def _request(self, url: str, accept_types: tuple[str, ...] | None) -> FetchResult:
+    def _request(self, url: str, accept_types: tuple[str, ...] | None, headers: dict[str, str] | None = None
+                 ) -> FetchResult:
         cfg = self.config
         res = FetchResult(url=url, final_url=url)
         t0 = time.monotonic()
         try:
-            r = self.pool.request("GET", url, redirect=False, preload_content=False, decode_content=True)
+            r = self.pool.request("GET", url, redirect=False, preload_content=False, decode_content=True,
+                                  headers=self._headers(headers) if headers else None)
         except urllib3.exceptions.MaxRetryError as e:
             res.skip, res.detail = _error_reason(e.reason), str(e.reason)[:200]
             res.fetch_ms = (time.monotonic() - t0) * 1000
@@ -194,11 +203,11 @@ class Fetcher:
         return res
 
     # -- with retries -----------------------------------------------------------------------
-    def _request_retrying(self, url: str, accept_types) -> FetchResult:
+    def _request_retrying(self, url: str, accept_types, headers: dict[str, str] | None = None) -> FetchResult:
         cfg = self.config
         attempt = 0
         while True:
-            res = self._request(url, accept_types)
+            res = self._request(url, accept_types, headers)
             res.attempts = attempt + 1
             retryable = res.skip in ("timeout", "connection_error") or res.status in RETRY_STATUSES
             if not retryable or attempt >= cfg.retries or (res.skip == "timeout" and attempt >= 1):
@@ -212,17 +221,18 @@ class Fetcher:
             attempt += 1
 
     def fetch(self, url: str, allow: Callable[[str], str | None] = lambda u: None,
-              accept_types: tuple[str, ...] | None | bool = True) -> FetchResult:
+              accept_types: tuple[str, ...] | None | bool = True, headers: dict[str, str] | None = None) -> FetchResult:
         """GET `url` following up to max_redirects hops, each checked by `allow` (-> skip reason).
 
-        accept_types=True uses the configured HTML types; None accepts anything (robots.txt)."""
+        accept_types=True uses the configured HTML types; None accepts anything (robots.txt).
+        `headers` are sent on top of the fetcher's own (User-Agent, Accept-Encoding stay ours)."""
         types = self.config.accept_types if accept_types is True else accept_types
         seen = {url}
         hops: list[str] = []
         current = url
         total_ms = 0.0
         while True:
-            res = self._request_retrying(current, types)
+            res = self._request_retrying(current, types, headers)
             total_ms += res.fetch_ms
             res.url, res.redirects, res.fetch_ms = url, list(hops), total_ms
             if not (300 <= res.status < 400 and res.status != 304) or res.skip:

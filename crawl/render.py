@@ -1,41 +1,58 @@
 """Headless rendering with Playwright and Debian's Chromium: the DOM after JavaScript ran.
 
-One browser per worker, a fresh context per page (no cookies or storage carried between pages or
-hosts). Every request the page makes goes through a route handler that refuses non-http(s)
-URLs, URLs robots.txt disallows and private addresses (the `allow` callback), and optionally
-fonts and media; the main document is served from the bytes the crawler already fetched, so
-rendering never fetches a page twice. Dialogs are dismissed, popups closed, downloads refused;
-the page is scrolled to trigger lazy content, then the DOM is serialised.
+One browser per worker thread, a fresh context per page (no cookies, storage or cache carried
+between pages or hosts), several pages rendering at once in each browser: rendering is mostly
+waiting for scripts and subresources, so one page's wait overlaps another's.
 
-Playwright's sync API is bound to the thread that started it: `RenderService` owns the browser
-on one thread and other threads submit pages to it.
+The browser never touches the network itself. Every request a page makes goes through a route
+handler that refuses non-http(s) URLs, URLs robots.txt disallows and private addresses (the
+`allow` callback), and optionally fonts and media; what is allowed is fetched by the crawler's
+own fetcher (the `fetch(url, headers)` callback: its connections check the address they actually
+reached, so a host that rebinds its DNS to 127.0.0.1 after the check gets nothing) and handed to
+the page. Only GET/HEAD pass (a crawler reads; no forms, beacons or POSTed queries), with the
+page's Accept, Accept-Language, Referer and X-Requested-With; no cookies.
+Chromium's own resolver maps every name to "not found", so preconnects and DNS prefetches
+resolve nothing either. The main document is served from the bytes the crawler already fetched,
+so rendering never fetches a page twice. Dialogs are dismissed, popups closed, downloads
+refused; the page is scrolled to trigger lazy content and counted as settled when none of its
+requests has been in the route handler for `quiet_ms` (capped by `idle_cap_ms`).
+
+Playwright runs on asyncio here: each browser owns an event loop on its own thread, and
+`RenderService.render` (thread-safe, blocking) hands pages to the least busy one.
 """
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures as cf
 import os
-import queue
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 CHROMIUM = os.environ.get("CIDERMILL_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--disable-dev-shm-usage"]
+               "--disable-dev-shm-usage", "--dns-prefetch-disable",
+               # every request is answered by the route handler; Chromium itself resolves no name
+               "--host-resolver-rules=MAP * ~NOTFOUND",
+               "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"]
+FORWARD_HEADERS = ("content-type", "content-language", "last-modified", "etag", "cache-control")
+REQUEST_HEADERS = ("accept", "accept-language", "referer", "x-requested-with")  # passed on from the page
 
 
 @dataclass
 class RenderConfig:
     user_agent: str = "CiderBot/0.1"
     nav_timeout_ms: int = 15_000
-    idle_cap_ms: int = 3_000           # wait for network idle at most this long
+    idle_cap_ms: int = 3_000           # after load, wait for the network to settle at most this long
     scroll_steps: int = 3
-    quiet_ms: int = 250                # no request in flight for this long: the page has settled
-    poll_ms: int = 50
+    quiet_ms: int = 200                # no request in the route handler for this long: settled
+    poll_ms: int = 25
     skip_media: bool = True            # fonts, images, audio, video (the DOM keeps their URLs)
     executable: str = CHROMIUM
     viewport: tuple[int, int] = (1280, 2000)
+    pages_per_browser: int = 4         # pages rendering at once in one browser, each in its own context
 
 
 @dataclass
@@ -52,148 +69,162 @@ class BrowserUnavailable(RuntimeError):
     pass
 
 
-class Renderer:
-    """Use from a single thread (see RenderService for multi-threaded callers)."""
+class _Job:
+    """One page being rendered: its route state and in-flight count."""
 
-    def __init__(self, allow: Callable[[str], str | None], config: RenderConfig | None = None):
-        self.allow = allow
-        self.config = config or RenderConfig()
+    def __init__(self, url: str, body: bytes | None, ctype: str):
+        self.url, self.body, self.ctype = url, body, ctype
+        self.res = RenderResult()
+        self.served_main = False
+        self.page = None               # the page this job renders; requests from any other (popups) are refused
+        self.inflight = 0
+        self.last = time.monotonic()
+
+    def begin(self) -> None:
+        self.inflight += 1
+        self.last = time.monotonic()
+
+    def end(self) -> None:
+        self.inflight -= 1
+        self.last = time.monotonic()
+
+
+class _Browser:
+    """One Chromium and its asyncio loop on a dedicated thread (Playwright objects live there)."""
+
+    def __init__(self, allow: Callable[[str], str | None], fetch: Callable[[str, dict], Any], config: RenderConfig,
+                 io_pool: cf.ThreadPoolExecutor, name: str):
+        self.allow, self.fetch, self.config, self.io_pool = allow, fetch, config, io_pool
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self.thread.start()
+        self.active = 0                # pages submitted and not finished (read under RenderService's lock)
         self._pw = None
         self._browser = None
-        self._next = None  # (context, page, state) opened ahead for the next render
+        self._start_lock: asyncio.Lock | None = None
+        self._sem: asyncio.Semaphore | None = None
 
-    def start(self) -> None:
-        if self._browser is not None:
-            return
-        if not os.path.exists(self.config.executable):
-            raise BrowserUnavailable(f"chromium not found at {self.config.executable}")
-        from playwright.sync_api import sync_playwright  # noqa: PLC0415
-        self._pw = sync_playwright().start()
+    # -- lifecycle (coroutines run on self.loop) ---------------------------------------------
+    async def _start(self) -> None:
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+            self._sem = asyncio.Semaphore(max(1, self.config.pages_per_browser))
+        async with self._start_lock:
+            if self._browser is not None and self._browser.is_connected():
+                return
+            await self._stop()
+            if not os.path.exists(self.config.executable):
+                raise BrowserUnavailable(f"chromium not found at {self.config.executable}")
+            from playwright.async_api import async_playwright  # noqa: PLC0415
+            self._pw = await async_playwright().start()
+            try:
+                self._browser = await self._pw.chromium.launch(executable_path=self.config.executable, headless=True,
+                                                               args=LAUNCH_ARGS)
+            except Exception as e:  # noqa: BLE001
+                await self._pw.stop()
+                self._pw = None
+                raise BrowserUnavailable(f"chromium failed to start: {e}") from None
+
+    async def _stop(self) -> None:
         try:
-            self._browser = self._pw.chromium.launch(executable_path=self.config.executable, headless=True,
-                                                     args=LAUNCH_ARGS)
-        except Exception as e:
-            self._pw.stop()
-            self._pw = None
-            raise BrowserUnavailable(f"chromium failed to start: {e}") from None
+            if self._browser is not None:
+                await self._browser.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self._browser = None
+        try:
+            if self._pw is not None:
+                await self._pw.stop()
+        except Exception:  # noqa: BLE001
+            pass
+        self._pw = None
+
+    def submit(self, coro) -> cf.Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def close(self) -> None:
         try:
-            if self._next is not None:
-                try:
-                    self._next[0].close()
-                except Exception:  # noqa: BLE001
-                    pass
-                self._next = None
-            if self._browser is not None:
-                self._browser.close()
-        finally:
-            self._browser = None
-            if self._pw is not None:
-                self._pw.stop()
-                self._pw = None
+            self.submit(self._stop()).result(timeout=30)
+        except Exception:  # noqa: BLE001
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        if not self.thread.is_alive():
+            self.loop.close()
 
-    @staticmethod
-    def _settle(page, inflight: dict, cfg: "RenderConfig") -> None:
-        """Scroll (lazy content) and wait until no request has been in flight for `quiet_ms`, at most
-        `idle_cap_ms`: like Playwright's networkidle, without its fixed 500 ms on quiet pages."""
-        deadline = time.monotonic() + cfg.idle_cap_ms / 1000
-        steps = 0
-        while time.monotonic() < deadline:
-            if steps < cfg.scroll_steps:
-                try:
-                    page.evaluate("window.scrollBy(0, document.body ? document.body.scrollHeight : 0)")
-                except Exception:  # noqa: BLE001
-                    steps = cfg.scroll_steps
-                steps += 1
-            try:
-                page.wait_for_timeout(cfg.poll_ms)
-            except Exception:  # noqa: BLE001
-                return
-            quiet = (time.monotonic() - inflight["last"]) * 1000
-            if steps >= cfg.scroll_steps and inflight["n"] == 0 and quiet >= cfg.quiet_ms:
-                return
-
-    # -- a fresh context per page, opened ahead of time -------------------------------------
-    def _route(self, r, state: dict) -> None:
-        job = state.get("job")
-        req = r.request
+    # -- the route guard ------------------------------------------------------------------------
+    async def _route(self, route, job: _Job | None) -> None:
+        if job is None:  # anything still asking after the page was given up
+            return await _quiet(route.abort("blockedbyclient"))
+        req = route.request
         u = req.url
-        if job is None:  # nothing should load before the page is assigned
-            return r.abort("blockedbyclient")
-        res: RenderResult = job["res"]
-        res.requests += 1
-        if not (u.startswith("http://") or u.startswith("https://")):
-            res.blocked.append((u[:200], "bad_scheme"))
-            return r.abort("blockedbyclient")
-        if self.config.skip_media and req.resource_type in ("font", "media", "image"):
-            return r.abort("blockedbyclient")
-        if (job["body"] is not None and not job["served_main"] and req.is_navigation_request()
-                and u.rstrip("/") == job["url"].rstrip("/")):
-            job["served_main"] = True
-            return r.fulfill(status=200, body=job["body"], headers={"content-type": job["ctype"] or "text/html"})
-        reason = self.allow(u)
-        if reason:
-            res.blocked.append((u[:200], reason))
-            return r.abort("blockedbyclient")
-        return r.continue_()
-
-    def _open(self) -> tuple:
-        """A new isolated context (no cookies, storage or cache shared with any other page) and its page."""
-        cfg = self.config
-        ctx = self._browser.new_context(user_agent=cfg.user_agent, accept_downloads=False, service_workers="block",
-                                        viewport={"width": cfg.viewport[0], "height": cfg.viewport[1]},
-                                        java_script_enabled=True)
-        state: dict = {"job": None, "n": 0, "last": time.monotonic()}
+        job.begin()
         try:
-            ctx.route("**/*", lambda r: self._route(r, state))
-            page = ctx.new_page()
-
-            def started(_req):
-                state["n"] += 1
-                state["last"] = time.monotonic()
-
-            def ended(_req):
-                state["n"] = max(0, state["n"] - 1)
-                state["last"] = time.monotonic()
-
-            page.on("request", started)
-            page.on("requestfinished", ended)
-            page.on("requestfailed", ended)
-            ctx.on("page", lambda p: p.close() if p is not page else None)  # popups
-            page.on("dialog", lambda d: d.dismiss())
-            page.on("download", lambda d: d.cancel())
-            page.set_default_timeout(cfg.nav_timeout_ms)
-        except Exception:
-            ctx.close()
-            raise
-        return ctx, page, state
-
-    def prepare(self) -> None:
-        """Open the next page's context now (called while the crawler is busy with other work)."""
-        if self._browser is None or self._next is not None:
-            return
-        try:
-            self._next = self._open()
-        except Exception:  # noqa: BLE001  (render() opens one itself)
-            self._next = None
-
-    def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
-        self.start()
-        cfg = self.config
-        res = RenderResult()
-        t0 = time.monotonic()
-        ctx, page, state = self._next if self._next is not None else self._open()
-        self._next = None
-        state["job"] = {"url": url, "body": body, "ctype": content_type, "res": res, "served_main": False}
-        try:
+            job.res.requests += 1
+            if not (u.startswith("http://") or u.startswith("https://")):
+                job.res.blocked.append((u[:200], "bad_scheme"))
+                return await _quiet(route.abort("blockedbyclient"))
             try:
-                page.goto(url, wait_until="load", timeout=cfg.nav_timeout_ms)
+                own = req.frame.page is job.page
+            except Exception:  # noqa: BLE001  (no frame: a service worker's request)
+                own = False
+            if not own:  # popups and other pages the context opened
+                job.res.blocked.append((u[:200], "other_page"))
+                return await _quiet(route.abort("blockedbyclient"))
+            if self.config.skip_media and req.resource_type in ("font", "media", "image"):
+                return await _quiet(route.abort("blockedbyclient"))
+            if (job.body is not None and not job.served_main and req.is_navigation_request()
+                    and u.rstrip("/") == job.url.rstrip("/")):
+                job.served_main = True
+                return await _quiet(route.fulfill(status=200, body=job.body,
+                                                  headers={"content-type": job.ctype or "text/html"}))
+            reason = await self.loop.run_in_executor(self.io_pool, self.allow, u)
+            if reason:
+                job.res.blocked.append((u[:200], reason))
+                return await _quiet(route.abort("blockedbyclient"))
+            if req.method not in ("GET", "HEAD"):
+                job.res.blocked.append((u[:200], "method"))  # a crawler reads; it never posts forms or beacons
+                return await _quiet(route.abort("blockedbyclient"))
+            sent = {k: v for k, v in req.headers.items() if k.lower() in REQUEST_HEADERS}
+            r = await self.loop.run_in_executor(self.io_pool, self.fetch, u, sent)
+            if r.status == 0 or (r.skip and not r.skip.startswith("http_")):
+                job.res.blocked.append((u[:200], r.skip or "fetch_error"))
+                return await _quiet(route.abort("blockedbyclient" if r.skip and "private" in r.skip else "failed"))
+            headers = {k: v for k, v in r.headers.items() if k in FORWARD_HEADERS}
+            await _quiet(route.fulfill(status=r.status if r.status < 300 or r.status >= 400 else 200,
+                                       body=r.body, headers=headers))
+        finally:
+            job.end()
+
+    # -- one page ---------------------------------------------------------------------------------
+    async def render(self, url: str, body: bytes | None, content_type: str) -> RenderResult:
+        await self._start()
+        async with self._sem:
+            return await self._render(url, body, content_type)
+
+    async def _render(self, url: str, body: bytes | None, content_type: str) -> RenderResult:
+        cfg = self.config
+        t0 = time.monotonic()
+        job = _Job(url, body, content_type)
+        res = job.res
+        holder: dict = {"job": job}
+        ctx = await self._browser.new_context(user_agent=cfg.user_agent, accept_downloads=False,
+                                              service_workers="block", java_script_enabled=True,
+                                              viewport={"width": cfg.viewport[0], "height": cfg.viewport[1]})
+        try:
+            await ctx.route("**/*", lambda r: self._route(r, holder["job"]))
+            page = job.page = await ctx.new_page()
+            ctx.on("page", lambda p: asyncio.ensure_future(p.close()) if p is not page else None)  # popups
+            page.on("dialog", lambda d: asyncio.ensure_future(_quiet(d.dismiss())))
+            page.on("download", lambda d: asyncio.ensure_future(_quiet(d.cancel())))
+            page.set_default_timeout(cfg.nav_timeout_ms)
+            try:
+                await page.goto(url, wait_until="load", timeout=cfg.nav_timeout_ms)
             except Exception as e:  # noqa: BLE001  (timeouts and aborted navigations: keep what loaded)
                 res.error = "render_timeout" if "Timeout" in type(e).__name__ else "render_error"
-            self._settle(page, state, cfg)
+            await self._settle(page, job)
             try:
-                res.html = page.content()
+                res.html = await page.content()
                 res.final_url = page.url
                 if res.error == "render_timeout" and res.html:
                     res.error = None
@@ -201,53 +232,84 @@ class Renderer:
                 res.error = res.error or f"render_error: {type(e).__name__}"
                 res.html = None
         finally:
-            state["job"] = None
+            holder["job"] = None
             try:
-                ctx.close()
+                await ctx.close()
             except Exception:  # noqa: BLE001
                 pass
             res.render_ms = (time.monotonic() - t0) * 1000
         return res
 
+    async def _settle(self, page, job: _Job) -> None:
+        """Scroll (lazy content), then wait until no request has been in the route handler for
+        `quiet_ms`, at most `idle_cap_ms`: the handler's own count, so no extra browser round trips."""
+        cfg = self.config
+        deadline = time.monotonic() + cfg.idle_cap_ms / 1000
+        for _ in range(cfg.scroll_steps):
+            try:
+                await page.evaluate("window.scrollBy(0, document.body ? document.body.scrollHeight : 0)")
+            except Exception:  # noqa: BLE001
+                break
+        while time.monotonic() < deadline:
+            if job.inflight <= 0 and (time.monotonic() - job.last) * 1000 >= cfg.quiet_ms:
+                return
+            await asyncio.sleep(cfg.poll_ms / 1000)
+
+
+async def _quiet(aw) -> None:
+    """Await a Playwright call that fails harmlessly when its page or context is already gone."""
+    try:
+        await aw
+    except Exception:  # noqa: BLE001
+        pass
+
 
 class RenderService:
-    """Thread-safe front for `workers` Renderers, each with its own browser on its own thread
-    (Playwright's sync API is bound to the thread that started it). Callers block until a
-    browser is free; browsers start lazily, on first use."""
+    """Thread-safe, blocking front for `workers` browsers, each rendering up to
+    `config.pages_per_browser` pages at once. Browsers start lazily, on first use; a crashed one
+    is started again on the next page."""
 
-    def __init__(self, allow: Callable[[str], str | None], config: RenderConfig | None = None, workers: int = 1):
-        self._slots: queue.Queue = queue.Queue()
-        self._all = []
-        for k in range(max(1, workers)):
-            slot = (cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"render-{k}"), Renderer(allow, config))
-            self._all.append(slot)
-            self._slots.put(slot)
+    def __init__(self, allow: Callable[[str], str | None], fetch: Callable[[str, dict], Any],
+                 config: RenderConfig | None = None, workers: int = 1):
+        self.config = config or RenderConfig()
+        n = max(1, workers)
+        # fetches and robots lookups for subresources run here (blocking I/O, off the event loops)
+        self._io = cf.ThreadPoolExecutor(max_workers=4 * n * max(1, self.config.pages_per_browser),
+                                         thread_name_prefix="render-io")
+        self._browsers = [_Browser(allow, fetch, self.config, self._io, f"render-{k}") for k in range(n)]
+        self._lock = threading.Lock()
         self.unavailable: str | None = None
+
+    def start(self) -> None:
+        """Launch every browser now instead of on first use; raises BrowserUnavailable."""
+        for f in [b.submit(b._start()) for b in self._browsers]:
+            f.result(timeout=120)
 
     def render(self, url: str, body: bytes | None = None, content_type: str = "text/html") -> RenderResult:
         if self.unavailable:
             return RenderResult(error="render_unavailable")
-        pool, renderer = slot = self._slots.get()
+        with self._lock:
+            b = min(self._browsers, key=lambda x: x.active)
+            b.active += 1
         try:
-            result = pool.submit(renderer.render, url, body, content_type).result()
-            pool.submit(renderer.prepare)  # the next context opens while the caller extracts
-            return result
+            timeout = (self.config.nav_timeout_ms + self.config.idle_cap_ms) / 1000 + 60
+            return b.submit(b.render(url, body, content_type)).result(timeout=timeout)
         except BrowserUnavailable as e:
             self.unavailable = str(e)
             return RenderResult(error="render_unavailable")
-        except Exception:  # noqa: BLE001  (browser crash: a fresh one starts on the next page)
-            try:
-                pool.submit(renderer.close).result(timeout=30)
-            except Exception:  # noqa: BLE001
-                pass
+        except Exception:  # noqa: BLE001  (browser crash: the next page starts a fresh one)
             return RenderResult(error="render_error")
         finally:
-            self._slots.put(slot)
+            with self._lock:
+                b.active -= 1
 
     def close(self) -> None:
-        for pool, renderer in self._all:
-            try:
-                pool.submit(renderer.close).result(timeout=30)
-            except Exception:  # noqa: BLE001
-                pass
-            pool.shutdown(wait=False)
+        for b in self._browsers:
+            b.close()
+        self._io.shutdown(wait=False)
+
+    def __enter__(self) -> "RenderService":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
