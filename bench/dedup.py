@@ -33,6 +33,8 @@ from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -49,11 +51,14 @@ def spdx_docs(scratch: Path) -> list[tuple[str, str]]:
     d = scratch / "spdx"
     d.mkdir(parents=True, exist_ok=True)
     js = d / "package" / "spdx-full.json"
-    if not js.exists():
+    if not (d / "package").exists():
         sh(["npm", "pack", "spdx-license-list"], cwd=d)
         with tarfile.open(sorted(d.glob("spdx-license-list-*.tgz"))[-1]) as t:
             t.extractall(d, filter="data")
-    data = json.loads(js.read_text())
+    if js.exists():  # up to 6.11: one spdx-full.json
+        data = json.loads(js.read_text())
+    else:  # 6.12+: one licenses/<id>.json per licence
+        data = {f.stem: json.loads(f.read_text()) for f in (d / "package" / "licenses").glob("*.json")}
     return sorted((f"spdx/{k}", v.get("licenseText") or "") for k, v in data.items())
 
 
@@ -126,12 +131,12 @@ def cluster_pairs(labels: dict[str, str]) -> int:
     return sum(s * (s - 1) // 2 for s in sizes.values())
 
 
-def quality(docs, name, bands, rows, dt_removed=None):
+def quality(docs, name, bands, rows, dt_removed=None, verify="exact"):
     from filters.dedup_cluster import UnionFind, near_dedup_in_memory
 
     truth_pairs, sets = exact_truth(docs)
-    marks, edges = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM)
-    pair_set = lsh_pairs(docs, bands, rows)
+    marks, edges = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=verify)
+    pair_set = lsh_pairs(docs, bands, rows, verify)
     ep, er, ef = prf(len(pair_set & truth_pairs), len(pair_set), len(truth_pairs))
     uf = UnionFind()
     for a, b in truth_pairs:
@@ -147,7 +152,7 @@ def quality(docs, name, bands, rows, dt_removed=None):
     pred_drop = {k for k, m in marks.items() if not m.keep}
     dp, dr, df = prf(len(true_drop & pred_drop), len(pred_drop), len(true_drop))
     print(f"\n== quality on {name}: {len(docs)} docs, {len(truth_pairs)} pairs with exact Jaccard >= {THRESHOLD}, "
-          f"{len(true_drop)} docs to drop; bands x rows = {bands} x {rows}")
+          f"{len(true_drop)} docs to drop; bands x rows = {bands} x {rows}, verify = {verify}")
     print(f"  pairs (LSH + verified):   P={ep:.3f} R={er:.3f} F1={ef:.3f}  ({len(pair_set)} pairs; "
           f"the pipeline keeps a spanning forest of them, {len(edges)} edges)")
     print(f"  same-cluster pairs:       P={cp:.3f} R={cr:.3f} F1={cf:.3f}")
@@ -162,14 +167,18 @@ def quality(docs, name, bands, rows, dt_removed=None):
     return {"pair_f1": ef, "cluster_f1": cf, "drop_f1": df, "edge_p": ep, "edge_r": er}
 
 
-def lsh_pairs(docs, bands, rows):
-    """Every pair that shares a band bucket and passes signature verification (not only the
-    spanning-forest edges the pipeline keeps): the pairwise output of MinHash LSH."""
+def lsh_pairs(docs, bands, rows, verify="exact"):
+    """Every pair that shares a band bucket and passes verification as the pipeline verifies
+    (not only the spanning-forest edges the pipeline keeps): the pairwise output of MinHash LSH."""
+    from filters.dedup_cluster import similarity_for
     from filters.dedup_text import shingle_hashes, words_of
-    from filters.minhash_signature import MinHasher, band_buckets, is_empty_signature, signature_jaccard  # noqa
+    from filters.minhash_signature import MinHasher, band_buckets, is_empty_signature
 
     keys = [k for k, _ in docs]
-    sigs = MinHasher(NUM_PERM, 1).signatures([shingle_hashes(words_of(t), NGRAM) for _, t in docs])
+    hashes = [shingle_hashes(words_of(t), NGRAM) for _, t in docs]
+    sigs = MinHasher(NUM_PERM, 1).signatures(hashes)
+    items = [np.unique(h) for h in hashes] if verify == "exact" else sigs
+    similar = similarity_for(verify)
     buckets = defaultdict(list)
     for i, sig in enumerate(sigs):
         if not is_empty_signature(sig):
@@ -177,7 +186,7 @@ def lsh_pairs(docs, bands, rows):
                 buckets[b].append(i)
     cands = {(a, b) for m in buckets.values() if len(m) > 1 for a, b in combinations(m, 2)}
     return {(min(keys[a], keys[b]), max(keys[a], keys[b])) for a, b in cands
-            if signature_jaccard(sigs[a], sigs[b]) >= THRESHOLD}
+            if similar(items[a], items[b]) >= THRESHOLD}
 
 
 def _drop_f1_up_to_survivor(true_label, dropped):

@@ -28,6 +28,7 @@ near cluster's id and size.
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import Iterable
 
 import apache_beam as beam
@@ -35,7 +36,7 @@ import numpy as np
 import xxhash
 
 from corpus.errors import ConfigError
-from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, UnionFind, survivor
+from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind, similarity_for, survivor
 from filters.dedup_text import exact_hash, shingle_hashes, words_of
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
@@ -57,6 +58,17 @@ def _with_marks(row: dict, cluster: str, size: int, keep: bool, reason: str | No
         reason = prior
     out.update(dedup_cluster=cluster, dedup_cluster_size=int(size), dedup_keep=bool(keep), dedup_reason=reason)
     return out
+
+
+def _pack_row(row: dict) -> bytes:
+    """A row as one pickled bytes value for the joins that carry whole rows: a local runner that
+    groups in memory (FnApiRunner) then holds one bytes object per row instead of a decoded dict
+    of Python objects (several times larger); on a distributed runner it is the same bytes."""
+    return pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack_row(blob: bytes) -> dict:
+    return pickle.loads(blob)
 
 
 def _singleton(row: dict, key_field: str) -> dict:
@@ -106,11 +118,13 @@ class ExactDedup(beam.PTransform):
         def _mark(item):
             _, grouped = item
             (root, size), = grouped["stats"]
-            for row in grouped["rows"]:
+            for blob in grouped["rows"]:
+                row = _unpack_row(blob)
                 key = _key_of(row, kf)
                 yield _with_marks(row, root, size, key == root, None if key == root else EXACT_DUPLICATE)
 
-        marked = ({"rows": full, "stats": stats} | "Join" >> beam.CoGroupByKey()
+        packed = full | "Pack" >> beam.Map(lambda hr: (hr[0], _pack_row(hr[1])))
+        marked = ({"rows": packed, "stats": stats} | "Join" >> beam.CoGroupByKey()
                   | "Mark" >> beam.FlatMap(_mark))
         return (empty, marked) | "Merge" >> beam.Flatten()
 
@@ -129,8 +143,9 @@ class _Signatures(beam.DoFn):
 
     BANDS = "bands"
 
-    def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows, bucket_partitions):
-        self.text_field, self.key_field = text_field, key_field
+    def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows, bucket_partitions,
+                 verify="signature"):
+        self.text_field, self.key_field, self.verify = text_field, key_field, verify
         self.num_perm, self.seed, self.ngram = num_perm, seed, ngram
         self.bands, self.rows, self.partitions = bands, rows, bucket_partitions
 
@@ -150,8 +165,12 @@ class _Signatures(beam.DoFn):
         sigs = self.hasher.signatures(hashes)
         buckets = band_hashes(sigs, self.bands, self.rows)
         fps = np.array([xxhash.xxh64_intdigest(s.tobytes()) & _MASK63 for s in sigs], dtype=np.uint64)
-        for key, sig in zip(keys, sigs):
-            yield key, sig.tobytes()
+        if self.verify == "exact":  # what verification compares: the distinct shingle hashes ...
+            for key, h in zip(keys, hashes):
+                yield key, np.unique(h).tobytes()
+        else:  # ... or the signature
+            for key, sig in zip(keys, sigs):
+                yield key, sig.tobytes()
         if not self.partitions:
             for key, fp, bucket_ids in zip(keys, fps.tolist(), buckets):
                 for b in bucket_ids.tolist():
@@ -235,25 +254,29 @@ def _half_join(item):
         yield a, (b, sig)
 
 
-def _verify(item, threshold):
+def _verify(item, threshold, similarity=signature_jaccard):
     a, grouped = item
     sig_a = _one_sig(grouped["sig"])
     if sig_a is None:
         return
     va = np.frombuffer(sig_a, dtype=np.uint32)
     for b, sig_b in grouped["half"]:
-        if signature_jaccard(va, np.frombuffer(sig_b, dtype=np.uint32)) >= threshold:
+        if similarity(va, np.frombuffer(sig_b, dtype=np.uint32)) >= threshold:
             yield a, b
 
 
 class VerifiedEdges(beam.PTransform):
     """(sigs: PCollection[(key, signature bytes)], band entries: PCollection[(bucket, (key, fp))]
     or, when `packed`, PCollection[(partition, packed entries)] as _Signatures writes them)
-    -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold."""
+    -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold.
 
-    def __init__(self, threshold: float, packed: bool = False):
+    With verify="exact" the first input holds (key, sorted distinct shingle hashes as uint32
+    bytes) instead and an edge needs the exact shingle-set Jaccard >= threshold."""
+
+    def __init__(self, threshold: float, packed: bool = False, verify: str = "signature"):
         super().__init__()
         self.threshold, self.packed = threshold, packed
+        self.similarity = similarity_for(verify)
 
     def expand(self, pcolls):
         sigs, band_entries = pcolls
@@ -269,7 +292,7 @@ class VerifiedEdges(beam.PTransform):
                 | "Half" >> beam.FlatMap(_half_join))
         return ({"sig": sigs, "half": half}
                 | "JoinSmaller" >> beam.CoGroupByKey()
-                | "Verify" >> beam.FlatMap(_verify, threshold=t))
+                | "Verify" >> beam.FlatMap(_verify, threshold=t, similarity=self.similarity))
 
 
 # --------------------------------------------------------------------------- connected components
@@ -361,19 +384,21 @@ class NearDedup(beam.PTransform):
 
     def __init__(self, text_field: str = "text", key_field: str = "id", num_perm: int = 128,
                  bands: int | None = None, rows: int | None = None, threshold: float = 0.8, ngram: int = 5,
-                 seed: int = 1, max_rounds: int = 8, bucket_partitions: int = 256):
+                 seed: int = 1, max_rounds: int = 8, bucket_partitions: int = 256, verify: str = "exact"):
         super().__init__()
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed
         try:
             if not 1 <= int(ngram) <= 16:
                 raise ValueError(f"ngram must be in 1..16, got {ngram}")
+            if verify not in VERIFY_MODES:
+                raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
             if int(max_rounds) < 0:
                 raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
             self.bands, self.rows = resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
         except (TypeError, ValueError) as e:
             raise ConfigError(f"near dedup: {e}") from None
-        self.max_rounds = int(max_rounds)
+        self.max_rounds, self.verify = int(max_rounds), verify
         self.bucket_partitions = max(0, int(bucket_partitions or 0))
 
     def expand(self, rows):
@@ -381,10 +406,11 @@ class NearDedup(beam.PTransform):
         sig_out = (rows
                    | "Batch" >> beam.BatchElements(min_batch_size=32, max_batch_size=1024)
                    | "Signatures" >> beam.ParDo(_Signatures(self.text_field, kf, self.num_perm, self.seed, self.ngram,
-                                                            self.bands, self.rows, self.bucket_partitions))
+                                                            self.bands, self.rows, self.bucket_partitions,
+                                                            self.verify))
                    .with_outputs(_Signatures.BANDS, main="sigs"))
         edges = ((sig_out.sigs, sig_out[_Signatures.BANDS])
-                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0))
+                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0, verify=self.verify))
         labels = edges | "Components" >> ConnectedComponents(self.max_rounds)
         sizes = (labels | "Roots" >> beam.Map(lambda nr: (nr[1], 1))
                  | "Sizes" >> beam.CombinePerKey(sum))
@@ -402,13 +428,14 @@ class NearDedup(beam.PTransform):
         def _mark(item):
             key, grouped = item
             infos = list(grouped["info"])
-            for row in grouped["row"]:
+            for blob in grouped["row"]:
+                row = _unpack_row(blob)
                 if infos:
                     root, size = infos[0]
                     yield _with_marks(row, root, size, key == root, None if key == root else NEAR_DUPLICATE)
                 else:
                     yield _with_marks(row, key, 1, True, None)
 
-        keyed = rows | "KeyRows" >> beam.Map(lambda r: (_key_of(r, kf), r))
+        keyed = rows | "KeyRows" >> beam.Map(lambda r: (_key_of(r, kf), _pack_row(r)))
         return ({"row": keyed, "info": info} | "JoinRows" >> beam.CoGroupByKey()
                 | "Mark" >> beam.FlatMap(_mark))
