@@ -13,13 +13,20 @@ NearDedup, step by step (each step is keyed work, so it spreads over workers):
    per bucket); GroupByKey, then each bucket with two or more entries proposes candidate pairs
    (all pairs in small buckets; in large buckets identical signatures are linked to their
    smallest key, the rest to the bucket's smallest key and to their key-order predecessor);
-3. verification: two joins bring both signatures to each candidate pair; a pair is an edge when
-   the estimated Jaccard (matching minima / num_perm) >= threshold;
+3. verification: two joins bring both documents' verification data to each candidate pair; a
+   pair is an edge when its Jaccard >= threshold: by default (verify="exact") the exact Jaccard
+   of the two shingle sets (sorted distinct hashes, 4 bytes per shingle: smaller than a 512-byte
+   signature for short documents), else (verify="signature") the MinHash estimate, matching
+   minima / num_perm, whose ~0.035 standard error at 0.8 sends pairs near the threshold either way;
 4. connected components: alternating large-star / small-star rounds (Kiveris et al., 2014) over
    the edge PCollection, unrolled `max_rounds` times, then a convergence check; components that
    are not yet stars (never seen in practice within the default rounds) are finished by a
    union-find over the remaining edges only, in one worker;
 5. labels and cluster sizes are joined back to the rows by key.
+
+Memory on a local runner: FnApiRunner keeps every PCollection between fused stages in memory and
+decodes grouped values into Python objects, so what crosses a shuffle is kept compact: rows as
+one pickled bytes value each, band entries packed per batch, shingle sets as bytes.
 
 Composition: run ExactDedup first, then NearDedup: exact duplicates always fall in the same near
 cluster (same normalised text -> same signature), keep their "exact_duplicate" reason, and get the
@@ -131,15 +138,25 @@ class ExactDedup(beam.PTransform):
 
 # ------------------------------------------------------------------------------------ near dedup
 
-class _Signatures(beam.DoFn):
-    """Batches of rows -> (key, signature bytes) for rows with at least one word, plus their LSH
-    band entries on the "bands" output (bucket ids computed for the whole batch at once).
+def key_hash(key: str) -> int:
+    """63-bit hash of a document key: what band entries and candidate pairs carry instead of the
+    key itself (8 bytes, where ids are often 40-character hex digests). Two keys with the same
+    hash only meet more candidates; verification compares the real keys' data."""
+    return xxhash.xxh64_intdigest(key.encode("utf-8", "surrogatepass")) & _MASK63
 
-    bucket_partitions = 0: one element (bucket id, (key, fingerprint)) per band and document, so
-    each bucket is its own Beam key. bucket_partitions = P > 0: the batch's entries are packed into
-    one element per partition (bucket id % P) of four byte strings (bucket ids, fingerprints, key
-    lengths, keys): the same grouping with ~bands x fewer, compact elements, which is what keeps a
-    local runner that holds shuffles in memory (FnApiRunner) small."""
+
+class _Signatures(beam.DoFn):
+    """Batches of rows -> (key hash, (key, verification data)) for rows with at least one word,
+    plus their LSH band entries on the "bands" output (bucket ids computed for the whole batch at
+    once). Verification data: the sorted distinct shingle hashes (verify="exact") or the
+    signature, as uint32 bytes.
+
+    bucket_partitions = 0: one element (bucket id, (key hash, fingerprint)) per band and document,
+    so each bucket is its own Beam key. bucket_partitions = P > 0: the batch's entries are packed
+    into one element per partition (bucket id % P) of three byte strings (uint64 bucket ids,
+    uint32 signature fingerprints, uint64 key hashes; 20 bytes an entry): the same grouping with
+    ~bands x fewer, compact elements, which is what keeps a local runner that holds shuffles in
+    memory (FnApiRunner) small."""
 
     BANDS = "bands"
 
@@ -164,57 +181,63 @@ class _Signatures(beam.DoFn):
             return
         sigs = self.hasher.signatures(hashes)
         buckets = band_hashes(sigs, self.bands, self.rows)
-        fps = np.array([xxhash.xxh64_intdigest(s.tobytes()) & _MASK63 for s in sigs], dtype=np.uint64)
+        fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
+        khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
         if self.verify == "exact":  # what verification compares: the distinct shingle hashes ...
-            for key, h in zip(keys, hashes):
-                yield key, np.unique(h).tobytes()
+            data = [np.unique(h).tobytes() for h in hashes]
         else:  # ... or the signature
-            for key, sig in zip(keys, sigs):
-                yield key, sig.tobytes()
+            data = [sig.tobytes() for sig in sigs]
+        for key, kh, d in zip(keys, khs.tolist(), data):
+            yield kh, (key, d)
         if not self.partitions:
-            for key, fp, bucket_ids in zip(keys, fps.tolist(), buckets):
+            for kh, fp, bucket_ids in zip(khs.tolist(), fps.tolist(), buckets):
                 for b in bucket_ids.tolist():
-                    yield beam.pvalue.TaggedOutput(self.BANDS, (b, (key, fp)))
+                    yield beam.pvalue.TaggedOutput(self.BANDS, (b, (kh, fp)))
             return
         ids = buckets.ravel()
         doc = np.repeat(np.arange(len(keys)), self.bands)
         part = ids % np.uint64(self.partitions)
         order = np.argsort(part, kind="stable")
         cuts = np.flatnonzero(np.diff(part[order])) + 1
-        encoded = [k.encode("utf-8") for k in keys]
         for sel in np.split(order, cuts):
             docs = doc[sel]
-            blob_keys = [encoded[i] for i in docs]
             yield beam.pvalue.TaggedOutput(self.BANDS, (int(part[sel[0]]), (
-                ids[sel].tobytes(), fps[docs].tobytes(),
-                np.array([len(k) for k in blob_keys], dtype=np.uint32).tobytes(), b"".join(blob_keys))))
+                ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())))
 
 
 def _unpack_partition(item):
-    """(partition, packs) -> (bucket, [(key, fp), ...]) for every bucket with two or more entries."""
+    """(partition, packs) -> (bucket, [(member, fp), ...]) for every bucket with two or more
+    entries; member = key hash (packs of three byte strings, as _Signatures writes them) or key
+    (packs of four: bucket ids, fingerprints, key lengths, keys)."""
     _, packs = item
-    ids, fps, keys = [], [], []
-    for id_bytes, fp_bytes, len_bytes, blob in packs:
-        ids.append(np.frombuffer(id_bytes, dtype=np.uint64))
+    ids, fps, members = [], [], []
+    for pack in packs:
+        ids.append(np.frombuffer(pack[0], dtype=np.uint64))
+        if len(pack) == 3:
+            fps.append(np.frombuffer(pack[1], dtype=np.uint32).astype(np.uint64))
+            members.append(np.frombuffer(pack[2], dtype=np.uint64))
+            continue
+        _, fp_bytes, len_bytes, blob = pack
         fps.append(np.frombuffer(fp_bytes, dtype=np.uint64))
         ends = np.cumsum(np.frombuffer(len_bytes, dtype=np.uint32), dtype=np.int64)
         starts = ends - np.frombuffer(len_bytes, dtype=np.uint32)
-        keys.extend(blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist()))
+        members.append(np.array([blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())],
+                                dtype=object))
     if not ids:
         return
-    ids, fps = np.concatenate(ids), np.concatenate(fps)
+    ids, fps, members = np.concatenate(ids), np.concatenate(fps), np.concatenate(members)
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
     ends = np.concatenate((starts[1:], [len(ids)]))
-    for lo, hi in zip(starts.tolist(), ends.tolist()):
-        if hi - lo > 1:
-            members = order[lo:hi].tolist()
-            yield int(sorted_ids[lo]), [(keys[i], int(fps[i])) for i in members]
+    big = (ends - starts) > 1
+    for lo, hi in zip(starts[big].tolist(), ends[big].tolist()):
+        sel = order[lo:hi]
+        yield int(sorted_ids[lo]), list(zip(members[sel].tolist(), fps[sel].tolist()))
 
 
 def _candidate_pairs(item):
-    """Bucket -> candidate pairs (a, b), a < b."""
+    """Bucket -> candidate pairs (a, b), a < b (keys or key hashes)."""
     _, members = item
     by_fp: dict[int, set] = {}
     for key, fp in members:
@@ -244,6 +267,16 @@ def _one_sig(sigs: Iterable[bytes]):
     return min(sigs) if sigs else None  # duplicate keys with different text: deterministic pick
 
 
+def _by_key(values: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:
+    """(key, data) values under one key hash -> key -> data; one key twice (duplicate keys with
+    different text): the smallest data, a deterministic pick."""
+    out: dict[str, bytes] = {}
+    for key, data in values:
+        if key not in out or data < out[key]:
+            out[key] = data
+    return out
+
+
 def _half_join(item):
     """key b with its signature and the smaller keys it pairs with -> (a, (b, sig_b))."""
     b, grouped = item
@@ -252,6 +285,18 @@ def _half_join(item):
         return
     for a in set(grouped["pair"]):
         yield a, (b, sig)
+
+
+def _half_join_hashed(item):
+    """key hash hb with its documents' data and the key hashes it pairs with -> (ha, (key, data))."""
+    _, grouped = item
+    docs = _by_key(grouped["sig"])
+    if not docs:
+        return
+    partners = set(grouped["pair"])
+    for key, data in sorted(docs.items()):
+        for a in partners:
+            yield a, (key, data)
 
 
 def _verify(item, threshold, similarity=signature_jaccard):
@@ -265,17 +310,31 @@ def _verify(item, threshold, similarity=signature_jaccard):
             yield a, b
 
 
+def _verify_hashed(item, threshold, similarity=signature_jaccard):
+    """key hash ha with its documents' data and its partners' (key, data) -> edges (a, b), a < b,
+    between real keys."""
+    _, grouped = item
+    docs = _by_key(grouped["sig"])
+    for key_a, data_a in sorted(docs.items()):
+        va = np.frombuffer(data_a, dtype=np.uint32)
+        for key_b, data_b in grouped["half"]:
+            if key_b != key_a and similarity(va, np.frombuffer(data_b, dtype=np.uint32)) >= threshold:
+                yield min(key_a, key_b), max(key_a, key_b)
+
+
 class VerifiedEdges(beam.PTransform):
     """(sigs: PCollection[(key, signature bytes)], band entries: PCollection[(bucket, (key, fp))]
     or, when `packed`, PCollection[(partition, packed entries)] as _Signatures writes them)
     -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold.
 
-    With verify="exact" the first input holds (key, sorted distinct shingle hashes as uint32
-    bytes) instead and an edge needs the exact shingle-set Jaccard >= threshold."""
+    With verify="exact" the data are sorted distinct shingle hashes as uint32 bytes instead and
+    an edge needs the exact shingle-set Jaccard >= threshold. With `hashed`, the inputs are as
+    NearDedup's _Signatures writes them: (key hash, (key, data)) and band entries of key hashes;
+    the edges are still between keys."""
 
-    def __init__(self, threshold: float, packed: bool = False, verify: str = "signature"):
+    def __init__(self, threshold: float, packed: bool = False, verify: str = "signature", hashed: bool = False):
         super().__init__()
-        self.threshold, self.packed = threshold, packed
+        self.threshold, self.packed, self.hashed = threshold, packed, hashed
         self.similarity = similarity_for(verify)
 
     def expand(self, pcolls):
@@ -289,10 +348,11 @@ class VerifiedEdges(beam.PTransform):
                  | "Distinct" >> beam.Distinct())
         half = ({"sig": sigs, "pair": pairs | "ByLarger" >> beam.Map(lambda p: (p[1], p[0]))}
                 | "JoinLarger" >> beam.CoGroupByKey()
-                | "Half" >> beam.FlatMap(_half_join))
+                | "Half" >> beam.FlatMap(_half_join_hashed if self.hashed else _half_join))
         return ({"sig": sigs, "half": half}
                 | "JoinSmaller" >> beam.CoGroupByKey()
-                | "Verify" >> beam.FlatMap(_verify, threshold=t, similarity=self.similarity))
+                | "Verify" >> beam.FlatMap(_verify_hashed if self.hashed else _verify,
+                                           threshold=t, similarity=self.similarity))
 
 
 # --------------------------------------------------------------------------- connected components
@@ -410,7 +470,8 @@ class NearDedup(beam.PTransform):
                                                             self.verify))
                    .with_outputs(_Signatures.BANDS, main="sigs"))
         edges = ((sig_out.sigs, sig_out[_Signatures.BANDS])
-                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0, verify=self.verify))
+                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0, verify=self.verify,
+                                           hashed=True))
         labels = edges | "Components" >> ConnectedComponents(self.max_rounds)
         sizes = (labels | "Roots" >> beam.Map(lambda nr: (nr[1], 1))
                  | "Sizes" >> beam.CombinePerKey(sum))
