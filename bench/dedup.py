@@ -349,7 +349,7 @@ else:
     from pipelines.beam_options import pipeline_options
     from pipelines.dedup import NearDedup
     per = 10000
-    with beam.Pipeline(options=pipeline_options([])) as p:
+    with beam.Pipeline(options=pipeline_options(sys.argv[5:])) as p:
         counts = (p | beam.Create(list(range(0, n, per)))
                   | beam.FlatMap(lambda s: ({"id": k, "text": t} for k, t in map(short_doc, range(s, min(s + per, n)))))
                   | NearDedup(num_perm=NUM_PERM, threshold=THRESHOLD, ngram=NGRAM)
@@ -358,26 +358,57 @@ else:
                   | beam.Map(lambda d: open(sys.argv[4], "w").write(str(d))))
     dropped = int(open(sys.argv[4]).read())
 secs = time.perf_counter() - t
-print(json.dumps({"secs": secs, "dropped": dropped,
+cpu = sum(resource.getrusage(w)[0] + resource.getrusage(w)[1] for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(json.dumps({"secs": secs, "dropped": dropped, "cpu_s": cpu,
                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 '''
 
 
-def memory(n: int, mode: str, scratch: Path):
+def _tree_rss_mb(root: int) -> float:
+    """Summed RSS of process `root` and all its descendants, from /proc."""
+    children = defaultdict(list)
+    rss = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children[int(fields[1])].append(int(d))
+            rss[int(d)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, ()))
+    return total / 2**20
+
+
+def memory(n: int, mode: str, scratch: Path, beam_args=()):
     child = scratch / "memory_child.py"
     child.write_text(MEMORY_CHILD)
     out = scratch / "memory_dropped.txt"
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, str(child), str(REPO), str(n), mode, str(out)], capture_output=True, text=True)
+    proc = subprocess.Popen([sys.executable, str(child), str(REPO), str(n), mode, str(out), *beam_args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tree_peak = 0.0
+    while proc.poll() is None:  # the whole process tree, sampled (worker processes included)
+        tree_peak = max(tree_peak, _tree_rss_mb(proc.pid))
+        time.sleep(0.25)
+    stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t
-    if r.returncode:
-        print(f"\n== memory ({mode}, {n:,} docs): FAILED\n{r.stderr[-3000:]}")
+    if proc.returncode:
+        print(f"\n== memory ({mode}, {n:,} docs): FAILED\n{stderr[-3000:]}")
         return
-    res = json.loads(r.stdout.strip().splitlines()[-1])
+    res = json.loads(stdout.strip().splitlines()[-1])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"\n== memory: {n:,} short docs (20-60 words, 10% near copies), {mode} path")
-    print(f"  peak RSS {peak:,.0f} MB (target <= 4096 MB); {res['secs']:.0f} s = {n / res['secs']:,.0f} docs/s; "
-          f"{res['dropped']:,} dropped (expected ~{n // 10:,}); wall {wall:.0f} s")
+    load = os.getloadavg()[0]
+    print(f"\n== memory: {n:,} short docs (20-60 words, 10% near copies), {mode} path {' '.join(beam_args)}")
+    print(f"  peak RSS {peak:,.0f} MB (largest process), process tree sampled {tree_peak:,.0f} MB (target <= 4096 MB); "
+          f"{res['secs']:.0f} s = {n / res['secs']:,.0f} docs/s; {res['cpu_s']:.0f} CPU s; "
+          f"{res['dropped']:,} dropped ({(n - 1) // 10:,} near copies made); wall {wall:.0f} s, load {load:.1f}")
 
 
 def main():
@@ -386,6 +417,9 @@ def main():
     ap.add_argument("--speed-docs", type=int, default=20000)
     ap.add_argument("--memory-docs", type=int, default=1_000_000)
     ap.add_argument("--memory-mode", choices=("beam", "library", "none"), default="beam")
+    ap.add_argument("--memory-beam-args", default="", help="Beam flags for the memory child, e.g. "
+                    "'--direct_running_mode=multi_processing --direct_num_workers=2'")
+    ap.add_argument("--only-memory", action="store_true", help="skip quality and speed")
     ap.add_argument("--no-django", action="store_true")
     ap.add_argument("--no-datatrove", action="store_true")
     ap.add_argument("--bands", type=int, default=None)
@@ -397,6 +431,9 @@ def main():
     from filters.minhash_signature import resolve_bands_rows
 
     bands, rows = resolve_bands_rows(NUM_PERM, args.bands, args.rows, THRESHOLD)
+    if args.only_memory:
+        memory(args.memory_docs, args.memory_mode, scratch, args.memory_beam_args.split())
+        return
     dt_py = None if args.no_datatrove else datatrove_python(scratch)
     spdx = spdx_docs(scratch)
     dt = run_datatrove(dt_py, spdx, scratch, "spdx", bands, rows)["removed_keys"] if dt_py else None
@@ -415,7 +452,7 @@ def main():
     if args.speed_docs:
         speed(mutated_corpus([d for d in base if d[1].strip()], args.speed_docs), bands, rows, dt_py, scratch)
     if args.memory_mode != "none" and args.memory_docs:
-        memory(args.memory_docs, args.memory_mode, scratch)
+        memory(args.memory_docs, args.memory_mode, scratch, args.memory_beam_args.split())
 
 
 if __name__ == "__main__":
