@@ -338,6 +338,8 @@ import sys, time, resource, json
 sys.path.insert(0, sys.argv[1])
 n, mode = int(sys.argv[2]), sys.argv[3]
 sys.path.insert(0, sys.argv[1] + "/bench")
+import os
+os.environ["PYTHONPATH"] = os.pathsep.join([sys.argv[1], sys.argv[1] + "/bench", os.environ.get("PYTHONPATH", "")])
 from dedup import short_doc, NUM_PERM, THRESHOLD, NGRAM
 t = time.perf_counter()
 if mode == "library":
@@ -355,7 +357,7 @@ else:
                   | NearDedup(num_perm=NUM_PERM, threshold=THRESHOLD, ngram=NGRAM)
                   | beam.Map(lambda r: 0 if r["dedup_keep"] else 1)
                   | beam.CombineGlobally(sum)
-                  | beam.Map(lambda d: open(sys.argv[4], "w").write(str(d))))
+                  | beam.Map(lambda d, path=sys.argv[4]: open(path, "w").write(str(d))))
     dropped = int(open(sys.argv[4]).read())
 secs = time.perf_counter() - t
 cpu = sum(resource.getrusage(w)[0] + resource.getrusage(w)[1] for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
