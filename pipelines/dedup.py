@@ -7,19 +7,30 @@ cluster (filters/dedup_cluster.py), so the result is the same for any runner or 
 Rows whose text normalises to nothing pass through as clusters of one.
 
 NearDedup, step by step (each step is keyed work, so it spreads over workers):
-1. signatures: ParDo over batches of rows -> (key, signature bytes);
-2. LSH: every signature emits one (band bucket id, (key, signature fingerprint)) per band,
+1. signatures: ParDo over batches of rows -> (key hash, (key, verification data)) (step 3);
+2. LSH: every signature emits one (band bucket id, (key hash, signature fingerprint)) per band,
    packed per batch into `bucket_partitions` groups of buckets (bucket id % P; 0 = one Beam key
    per bucket); GroupByKey, then each bucket with two or more entries proposes candidate pairs
    (all pairs in small buckets; in large buckets identical signatures are linked to their
    smallest key, the rest to the bucket's smallest key and to their key-order predecessor);
-3. verification: two joins bring both signatures to each candidate pair; a pair is an edge when
-   the estimated Jaccard (matching minima / num_perm) >= threshold;
+3. verification: two joins bring both documents' verification data to each candidate pair; a
+   pair is an edge when its Jaccard >= threshold: by default (verify="exact") the exact Jaccard
+   of the two shingle sets (sorted distinct hashes, 4 bytes per shingle: smaller than a 512-byte
+   signature for short documents), else (verify="signature") the MinHash estimate, matching
+   minima / num_perm, whose ~0.035 standard error at 0.8 sends pairs near the threshold either way;
 4. connected components: alternating large-star / small-star rounds (Kiveris et al., 2014) over
    the edge PCollection, unrolled `max_rounds` times, then a convergence check; components that
    are not yet stars (never seen in practice within the default rounds) are finished by a
    union-find over the remaining edges only, in one worker;
 5. labels and cluster sizes are joined back to the rows by key.
+
+Memory on a local runner: FnApiRunner keeps every PCollection between fused stages in memory
+(a stage's whole output, then the GroupByKey tables with values decoded into Python objects, then
+their re-encoded copy), so what crosses a shuffle is kept compact: rows as one pickled bytes value
+each, band entries packed per batch with 63-bit key hashes instead of keys (20 bytes an entry),
+shingle sets as bytes. On 1M short documents this took peak RSS from 6.5 GB to 3.0 GB
+(bench/dedup.py --only-memory); the largest holders are the first stage's outputs (rows, shingle
+sets, band entries: ~2.4 GB resident) and the final rows join.
 
 Composition: run ExactDedup first, then NearDedup: exact duplicates always fall in the same near
 cluster (same normalised text -> same signature), keep their "exact_duplicate" reason, and get the
@@ -28,6 +39,7 @@ near cluster's id and size.
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import Iterable
 
 import apache_beam as beam
@@ -35,7 +47,7 @@ import numpy as np
 import xxhash
 
 from corpus.errors import ConfigError
-from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, UnionFind, survivor
+from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind, similarity_for, survivor
 from filters.dedup_text import exact_hash, shingle_hashes, words_of
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
@@ -57,6 +69,17 @@ def _with_marks(row: dict, cluster: str, size: int, keep: bool, reason: str | No
         reason = prior
     out.update(dedup_cluster=cluster, dedup_cluster_size=int(size), dedup_keep=bool(keep), dedup_reason=reason)
     return out
+
+
+def _pack_row(row: dict) -> bytes:
+    """A row as one pickled bytes value for the joins that carry whole rows: a local runner that
+    groups in memory (FnApiRunner) then holds one bytes object per row instead of a decoded dict
+    of Python objects (several times larger); on a distributed runner it is the same bytes."""
+    return pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack_row(blob: bytes) -> dict:
+    return pickle.loads(blob)
 
 
 def _singleton(row: dict, key_field: str) -> dict:
@@ -106,31 +129,44 @@ class ExactDedup(beam.PTransform):
         def _mark(item):
             _, grouped = item
             (root, size), = grouped["stats"]
-            for row in grouped["rows"]:
+            for blob in grouped["rows"]:
+                row = _unpack_row(blob)
                 key = _key_of(row, kf)
                 yield _with_marks(row, root, size, key == root, None if key == root else EXACT_DUPLICATE)
 
-        marked = ({"rows": full, "stats": stats} | "Join" >> beam.CoGroupByKey()
+        packed = full | "Pack" >> beam.Map(lambda hr: (hr[0], _pack_row(hr[1])))
+        marked = ({"rows": packed, "stats": stats} | "Join" >> beam.CoGroupByKey()
                   | "Mark" >> beam.FlatMap(_mark))
         return (empty, marked) | "Merge" >> beam.Flatten()
 
 
 # ------------------------------------------------------------------------------------ near dedup
 
-class _Signatures(beam.DoFn):
-    """Batches of rows -> (key, signature bytes) for rows with at least one word, plus their LSH
-    band entries on the "bands" output (bucket ids computed for the whole batch at once).
+def key_hash(key: str) -> int:
+    """63-bit hash of a document key: what band entries and candidate pairs carry instead of the
+    key itself (8 bytes, where ids are often 40-character hex digests). Two keys with the same
+    hash only meet more candidates; verification compares the real keys' data."""
+    return xxhash.xxh64_intdigest(key.encode("utf-8", "surrogatepass")) & _MASK63
 
-    bucket_partitions = 0: one element (bucket id, (key, fingerprint)) per band and document, so
-    each bucket is its own Beam key. bucket_partitions = P > 0: the batch's entries are packed into
-    one element per partition (bucket id % P) of four byte strings (bucket ids, fingerprints, key
-    lengths, keys): the same grouping with ~bands x fewer, compact elements, which is what keeps a
-    local runner that holds shuffles in memory (FnApiRunner) small."""
+
+class _Signatures(beam.DoFn):
+    """Batches of rows -> (key hash, (key, verification data)) for rows with at least one word,
+    plus their LSH band entries on the "bands" output (bucket ids computed for the whole batch at
+    once). Verification data: the sorted distinct shingle hashes (verify="exact") or the
+    signature, as uint32 bytes.
+
+    bucket_partitions = 0: one element (bucket id, (key hash, fingerprint)) per band and document,
+    so each bucket is its own Beam key. bucket_partitions = P > 0: the batch's entries are packed
+    into one element per partition (bucket id % P) of three byte strings (uint64 bucket ids,
+    uint32 signature fingerprints, uint64 key hashes; 20 bytes an entry): the same grouping with
+    ~bands x fewer, compact elements, which is what keeps a local runner that holds shuffles in
+    memory (FnApiRunner) small."""
 
     BANDS = "bands"
 
-    def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows, bucket_partitions):
-        self.text_field, self.key_field = text_field, key_field
+    def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows, bucket_partitions,
+                 verify="signature"):
+        self.text_field, self.key_field, self.verify = text_field, key_field, verify
         self.num_perm, self.seed, self.ngram = num_perm, seed, ngram
         self.bands, self.rows, self.partitions = bands, rows, bucket_partitions
 
@@ -149,53 +185,63 @@ class _Signatures(beam.DoFn):
             return
         sigs = self.hasher.signatures(hashes)
         buckets = band_hashes(sigs, self.bands, self.rows)
-        fps = np.array([xxhash.xxh64_intdigest(s.tobytes()) & _MASK63 for s in sigs], dtype=np.uint64)
-        for key, sig in zip(keys, sigs):
-            yield key, sig.tobytes()
+        fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
+        khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
+        if self.verify == "exact":  # what verification compares: the distinct shingle hashes ...
+            data = [np.unique(h).tobytes() for h in hashes]
+        else:  # ... or the signature
+            data = [sig.tobytes() for sig in sigs]
+        for key, kh, d in zip(keys, khs.tolist(), data):
+            yield kh, (key, d)
         if not self.partitions:
-            for key, fp, bucket_ids in zip(keys, fps.tolist(), buckets):
+            for kh, fp, bucket_ids in zip(khs.tolist(), fps.tolist(), buckets):
                 for b in bucket_ids.tolist():
-                    yield beam.pvalue.TaggedOutput(self.BANDS, (b, (key, fp)))
+                    yield beam.pvalue.TaggedOutput(self.BANDS, (b, (kh, fp)))
             return
         ids = buckets.ravel()
         doc = np.repeat(np.arange(len(keys)), self.bands)
         part = ids % np.uint64(self.partitions)
         order = np.argsort(part, kind="stable")
         cuts = np.flatnonzero(np.diff(part[order])) + 1
-        encoded = [k.encode("utf-8") for k in keys]
         for sel in np.split(order, cuts):
             docs = doc[sel]
-            blob_keys = [encoded[i] for i in docs]
             yield beam.pvalue.TaggedOutput(self.BANDS, (int(part[sel[0]]), (
-                ids[sel].tobytes(), fps[docs].tobytes(),
-                np.array([len(k) for k in blob_keys], dtype=np.uint32).tobytes(), b"".join(blob_keys))))
+                ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())))
 
 
 def _unpack_partition(item):
-    """(partition, packs) -> (bucket, [(key, fp), ...]) for every bucket with two or more entries."""
+    """(partition, packs) -> (bucket, [(member, fp), ...]) for every bucket with two or more
+    entries; member = key hash (packs of three byte strings, as _Signatures writes them) or key
+    (packs of four: bucket ids, fingerprints, key lengths, keys)."""
     _, packs = item
-    ids, fps, keys = [], [], []
-    for id_bytes, fp_bytes, len_bytes, blob in packs:
-        ids.append(np.frombuffer(id_bytes, dtype=np.uint64))
+    ids, fps, members = [], [], []
+    for pack in packs:
+        ids.append(np.frombuffer(pack[0], dtype=np.uint64))
+        if len(pack) == 3:
+            fps.append(np.frombuffer(pack[1], dtype=np.uint32).astype(np.uint64))
+            members.append(np.frombuffer(pack[2], dtype=np.uint64))
+            continue
+        _, fp_bytes, len_bytes, blob = pack
         fps.append(np.frombuffer(fp_bytes, dtype=np.uint64))
         ends = np.cumsum(np.frombuffer(len_bytes, dtype=np.uint32), dtype=np.int64)
         starts = ends - np.frombuffer(len_bytes, dtype=np.uint32)
-        keys.extend(blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist()))
+        members.append(np.array([blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())],
+                                dtype=object))
     if not ids:
         return
-    ids, fps = np.concatenate(ids), np.concatenate(fps)
+    ids, fps, members = np.concatenate(ids), np.concatenate(fps), np.concatenate(members)
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
     ends = np.concatenate((starts[1:], [len(ids)]))
-    for lo, hi in zip(starts.tolist(), ends.tolist()):
-        if hi - lo > 1:
-            members = order[lo:hi].tolist()
-            yield int(sorted_ids[lo]), [(keys[i], int(fps[i])) for i in members]
+    big = (ends - starts) > 1
+    for lo, hi in zip(starts[big].tolist(), ends[big].tolist()):
+        sel = order[lo:hi]
+        yield int(sorted_ids[lo]), list(zip(members[sel].tolist(), fps[sel].tolist()))
 
 
 def _candidate_pairs(item):
-    """Bucket -> candidate pairs (a, b), a < b."""
+    """Bucket -> candidate pairs (a, b), a < b (keys or key hashes)."""
     _, members = item
     by_fp: dict[int, set] = {}
     for key, fp in members:
@@ -225,6 +271,16 @@ def _one_sig(sigs: Iterable[bytes]):
     return min(sigs) if sigs else None  # duplicate keys with different text: deterministic pick
 
 
+def _by_key(values: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:
+    """(key, data) values under one key hash -> key -> data; one key twice (duplicate keys with
+    different text): the smallest data, a deterministic pick."""
+    out: dict[str, bytes] = {}
+    for key, data in values:
+        if key not in out or data < out[key]:
+            out[key] = data
+    return out
+
+
 def _half_join(item):
     """key b with its signature and the smaller keys it pairs with -> (a, (b, sig_b))."""
     b, grouped = item
@@ -235,25 +291,55 @@ def _half_join(item):
         yield a, (b, sig)
 
 
-def _verify(item, threshold):
+def _half_join_hashed(item):
+    """key hash hb with its documents' data and the key hashes it pairs with -> (ha, (key, data))."""
+    _, grouped = item
+    docs = _by_key(grouped["sig"])
+    if not docs:
+        return
+    partners = set(grouped["pair"])
+    for key, data in sorted(docs.items()):
+        for a in partners:
+            yield a, (key, data)
+
+
+def _verify(item, threshold, similarity=signature_jaccard):
     a, grouped = item
     sig_a = _one_sig(grouped["sig"])
     if sig_a is None:
         return
     va = np.frombuffer(sig_a, dtype=np.uint32)
     for b, sig_b in grouped["half"]:
-        if signature_jaccard(va, np.frombuffer(sig_b, dtype=np.uint32)) >= threshold:
+        if similarity(va, np.frombuffer(sig_b, dtype=np.uint32)) >= threshold:
             yield a, b
+
+
+def _verify_hashed(item, threshold, similarity=signature_jaccard):
+    """key hash ha with its documents' data and its partners' (key, data) -> edges (a, b), a < b,
+    between real keys."""
+    _, grouped = item
+    docs = _by_key(grouped["sig"])
+    for key_a, data_a in sorted(docs.items()):
+        va = np.frombuffer(data_a, dtype=np.uint32)
+        for key_b, data_b in grouped["half"]:
+            if key_b != key_a and similarity(va, np.frombuffer(data_b, dtype=np.uint32)) >= threshold:
+                yield min(key_a, key_b), max(key_a, key_b)
 
 
 class VerifiedEdges(beam.PTransform):
     """(sigs: PCollection[(key, signature bytes)], band entries: PCollection[(bucket, (key, fp))]
     or, when `packed`, PCollection[(partition, packed entries)] as _Signatures writes them)
-    -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold."""
+    -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold.
 
-    def __init__(self, threshold: float, packed: bool = False):
+    With verify="exact" the data are sorted distinct shingle hashes as uint32 bytes instead and
+    an edge needs the exact shingle-set Jaccard >= threshold. With `hashed`, the inputs are as
+    NearDedup's _Signatures writes them: (key hash, (key, data)) and band entries of key hashes;
+    the edges are still between keys."""
+
+    def __init__(self, threshold: float, packed: bool = False, verify: str = "signature", hashed: bool = False):
         super().__init__()
-        self.threshold, self.packed = threshold, packed
+        self.threshold, self.packed, self.hashed = threshold, packed, hashed
+        self.similarity = similarity_for(verify)
 
     def expand(self, pcolls):
         sigs, band_entries = pcolls
@@ -266,10 +352,11 @@ class VerifiedEdges(beam.PTransform):
                  | "Distinct" >> beam.Distinct())
         half = ({"sig": sigs, "pair": pairs | "ByLarger" >> beam.Map(lambda p: (p[1], p[0]))}
                 | "JoinLarger" >> beam.CoGroupByKey()
-                | "Half" >> beam.FlatMap(_half_join))
+                | "Half" >> beam.FlatMap(_half_join_hashed if self.hashed else _half_join))
         return ({"sig": sigs, "half": half}
                 | "JoinSmaller" >> beam.CoGroupByKey()
-                | "Verify" >> beam.FlatMap(_verify, threshold=t))
+                | "Verify" >> beam.FlatMap(_verify_hashed if self.hashed else _verify,
+                                           threshold=t, similarity=self.similarity))
 
 
 # --------------------------------------------------------------------------- connected components
@@ -361,19 +448,21 @@ class NearDedup(beam.PTransform):
 
     def __init__(self, text_field: str = "text", key_field: str = "id", num_perm: int = 128,
                  bands: int | None = None, rows: int | None = None, threshold: float = 0.8, ngram: int = 5,
-                 seed: int = 1, max_rounds: int = 8, bucket_partitions: int = 256):
+                 seed: int = 1, max_rounds: int = 8, bucket_partitions: int = 256, verify: str = "exact"):
         super().__init__()
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed
         try:
             if not 1 <= int(ngram) <= 16:
                 raise ValueError(f"ngram must be in 1..16, got {ngram}")
+            if verify not in VERIFY_MODES:
+                raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
             if int(max_rounds) < 0:
                 raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
             self.bands, self.rows = resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
         except (TypeError, ValueError) as e:
             raise ConfigError(f"near dedup: {e}") from None
-        self.max_rounds = int(max_rounds)
+        self.max_rounds, self.verify = int(max_rounds), verify
         self.bucket_partitions = max(0, int(bucket_partitions or 0))
 
     def expand(self, rows):
@@ -381,10 +470,12 @@ class NearDedup(beam.PTransform):
         sig_out = (rows
                    | "Batch" >> beam.BatchElements(min_batch_size=32, max_batch_size=1024)
                    | "Signatures" >> beam.ParDo(_Signatures(self.text_field, kf, self.num_perm, self.seed, self.ngram,
-                                                            self.bands, self.rows, self.bucket_partitions))
+                                                            self.bands, self.rows, self.bucket_partitions,
+                                                            self.verify))
                    .with_outputs(_Signatures.BANDS, main="sigs"))
         edges = ((sig_out.sigs, sig_out[_Signatures.BANDS])
-                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0))
+                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0, verify=self.verify,
+                                           hashed=True))
         labels = edges | "Components" >> ConnectedComponents(self.max_rounds)
         sizes = (labels | "Roots" >> beam.Map(lambda nr: (nr[1], 1))
                  | "Sizes" >> beam.CombinePerKey(sum))
@@ -402,13 +493,14 @@ class NearDedup(beam.PTransform):
         def _mark(item):
             key, grouped = item
             infos = list(grouped["info"])
-            for row in grouped["row"]:
+            for blob in grouped["row"]:
+                row = _unpack_row(blob)
                 if infos:
                     root, size = infos[0]
                     yield _with_marks(row, root, size, key == root, None if key == root else NEAR_DUPLICATE)
                 else:
                     yield _with_marks(row, key, 1, True, None)
 
-        keyed = rows | "KeyRows" >> beam.Map(lambda r: (_key_of(r, kf), r))
+        keyed = rows | "KeyRows" >> beam.Map(lambda r: (_key_of(r, kf), _pack_row(r)))
         return ({"row": keyed, "info": info} | "JoinRows" >> beam.CoGroupByKey()
                 | "Mark" >> beam.FlatMap(_mark))

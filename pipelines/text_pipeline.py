@@ -207,13 +207,16 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
         rows = rows | "QualityDecide" >> beam.Map(_apply_quality, threshold=beam.pvalue.AsSingleton(thr), cfg=cfg)
 
     if chain.decontam_active:
+        # corpus-wide document counts of the eval-set n-grams the documents contain (a combine,
+        # so no worker sees more than its share); only n-grams in max_corpus_count+ documents
+        # are common phrases, and only those reach the side input: a small set
         max_count = chain.filters["decontam"].max_corpus_count  # type: ignore[attr-defined]
         frequent = (rows | "NgramHits" >> beam.FlatMap(lambda r: [(h, 1) for h in (r.get("_decontam_ngrams") or [])])
                     | "NgramCounts" >> beam.CombinePerKey(sum)
                     | "Frequent" >> beam.Filter(lambda kv: kv[1] >= max_count)
-                    | "FrequentKeys" >> beam.Keys())
-        rows = rows | "DecontamDecide" >> beam.Map(_apply_decontam, frequent=beam.pvalue.AsList(frequent))
-        # AsList is small: only eval n-grams that are also corpus-frequent
+                    | "FrequentKeys" >> beam.Keys()
+                    | "FrequentSet" >> beam.combiners.ToSet())
+        rows = rows | "DecontamDecide" >> beam.Map(_apply_decontam, frequent=beam.pvalue.AsSingleton(frequent))
     else:
         rows = rows | "NoDecontam" >> beam.Map(lambda r: {k: v for k, v in r.items() if k != "_decontam_ngrams"})
 

@@ -9,7 +9,8 @@ from datasketch import MinHash
 import filters.minhash_signature as ms
 from filters.dedup_cluster import (UnionFind, exact_dedup_in_memory, near_dedup_in_memory, survivor,
                                    verified_bucket_edges)
-from filters.dedup_text import exact_hash, jaccard, normalize_text, shingle_hashes, split_words, word_ngrams, words_of
+from filters.dedup_text import (exact_hash, jaccard, normalize_text, shingle_hashes, shingle_set, shingle_set_jaccard,
+                                split_words, word_ngrams, words_of)
 from filters.minhash_signature import (MinHasher, band_buckets, collision_probability, lsh_params,
                                        resolve_bands_rows, signature_jaccard)
 
@@ -129,3 +130,44 @@ def test_near_dedup_in_memory_is_order_independent():
     assert m1 == m2 and e1 == e2
     assert sum(not m.keep for m in m1.values()) == 15
     assert all(m1[f"v{i:02d}"].cluster == f"d{i:02d}" for i in range(1, 30, 2))
+
+
+def _near_threshold_pairs(seed=11, n=60):
+    """(docs, exact Jaccard of each variant with its base): 300-word bases, variants with 4-9
+    substituted words, i.e. word 5-gram Jaccard spread over ~0.74..0.88 around the 0.8 threshold."""
+    rng = random.Random(seed)
+    docs, truth = [], {}
+    for i in range(n):
+        base = _random_words(rng, 300, vocab=10**6)
+        var = list(base)
+        for pos in rng.sample(range(0, 300, 6), rng.randrange(4, 10)):  # spaced: no shared 5-grams lost twice
+            var[pos] = f"sub{rng.randrange(10**6)}"
+        docs += [(f"b{i:02d}", " ".join(base)), (f"v{i:02d}", " ".join(var))]
+        truth[(f"b{i:02d}", f"v{i:02d}")] = jaccard(word_ngrams(base), word_ngrams(var))
+    return docs, truth
+
+
+def test_shingle_set_jaccard_is_the_exact_word_ngram_jaccard():
+    docs, truth = _near_threshold_pairs(n=20)
+    text = dict(docs)
+    for (a, b), j in truth.items():
+        sa, sb = (shingle_set(words_of(text[k])) for k in (a, b))
+        assert np.all(np.diff(sa.astype(np.int64)) > 0)  # sorted, distinct
+        assert shingle_set_jaccard(sa, sb) == pytest.approx(j, abs=1e-9)
+    assert shingle_set_jaccard(shingle_set([]), shingle_set([])) == 1.0
+
+
+def test_exact_verification_never_links_pairs_below_the_threshold():
+    docs, truth = _near_threshold_pairs()
+    above = {p for p, j in truth.items() if j >= 0.8}
+    assert 10 < len(above) < len(truth) - 10  # the fixture straddles the threshold
+    results = {}
+    for verify in ("exact", "signature"):
+        marks, edges = near_dedup_in_memory(docs, verify=verify)
+        assert all(e in truth for e in edges)  # bases never match each other
+        results[verify] = set(edges)
+    exact = results["exact"]
+    assert exact <= above and len(exact) >= 0.9 * len(above)  # precision 1, only LSH can miss
+    assert results["signature"] != above  # the 128-minima estimate errs on pairs this close
+    with pytest.raises(ValueError):
+        near_dedup_in_memory(docs, verify="approximately")

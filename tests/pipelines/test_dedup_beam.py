@@ -137,3 +137,22 @@ def test_packed_and_per_bucket_band_grouping_agree(tmp_path):
     per_bucket = _run(tmp_path, lambda pc: pc | NearDedup(bucket_partitions=0), rows, name="a.json")
     packed = _run(tmp_path, lambda pc: pc | NearDedup(bucket_partitions=3), rows, name="b.json")
     assert per_bucket == packed and sum(not r["dedup_keep"] for r in packed) == 5 + 2 + 2
+
+
+def test_verified_edges_with_colliding_key_hashes_compare_real_keys(tmp_path):
+    """Band entries carry key hashes; two keys under one hash (forced here) still get their own
+    verification against each partner, and edges name the real keys."""
+    from pipelines.dedup import VerifiedEdges
+
+    rng = random.Random(9)
+    base = [f"w{rng.randrange(10**6)}" for _ in range(200)]
+    sets = {k: np.unique(shingle_hashes(w)).tobytes() for k, w in
+            (("a", base), ("b", _mutate(rng, base, 2)), ("c", _mutate(rng, base, 1)), ("far", _mutate(rng, base, 60)))}
+    path = tmp_path / "edges.json"
+    with beam.Pipeline(options=pipeline_options([])) as p:
+        data = p | "Data" >> beam.Create([(7, ("a", sets["a"])), (7, ("b", sets["b"])), (9, ("c", sets["c"])),
+                                          (11, ("far", sets["far"]))])
+        bands = p | "Bands" >> beam.Create([(100, (7, 1)), (100, (9, 2)), (100, (11, 3))])
+        ((data, bands) | VerifiedEdges(0.8, verify="exact", hashed=True)
+         | beam.combiners.ToList() | beam.Map(lambda e: path.write_text(json.dumps(sorted(e)))))
+    assert [tuple(e) for e in json.loads(path.read_text())] == [("a", "c"), ("b", "c")]

@@ -133,3 +133,50 @@ def test_text_cli_errors_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown option(s) min_wrds" in err[0]
     assert main(["text", "--in", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 1
+
+
+def test_decontamination_spares_ngrams_common_in_the_corpus(tmp_path):
+    """Corpus-wide counts decide: an eval 13-gram found in >= max_corpus_count documents is a
+    common phrase and drops nothing; one found in fewer documents drops every document with it."""
+    import random
+
+    rng = random.Random(7)
+    words = lambda n: " ".join(f"w{rng.randrange(10**6)}" for _ in range(n))  # noqa: E731
+    common = "the quick brown fox jumps over the lazy dog near the quiet river bank"  # 14 words
+    rare = "seven hundred purple elephants marched slowly across the frozen northern lake at dawn"
+    texts = {
+        "c1": f"{words(30)} {common} {words(30)}",  # the common phrase: in exactly 3 documents
+        "c2": f"{words(20)} {common}. {words(40)}",
+        "both": f"{words(25)} {common} {words(10)} {rare} {words(10)}",  # common + rare: dropped
+        "r1": f"{words(40)} {rare} {words(5)}",  # the rare phrase: in 2 documents (< 3)
+        "clean": words(80),
+        "short": "the quick brown fox",  # fewer words than an n-gram
+    }
+    rows = [{"id": k, "url": f"http://x.test/{k}", "text": t, "training_allowed": True} for k, t in texts.items()]
+    write_dataset(str(tmp_path / "pages"), "pages", pa.Table.from_pylist(rows, schema=PAGES))
+    evals = tmp_path / "eval.jsonl"
+    evals.write_text(json.dumps({"question": f"Q: {common}?", "answer": rare}) + "\n")
+
+    def run(max_count, name):
+        cfg = tmp_path / f"{name}.yaml"
+        cfg.write_text(yaml.safe_dump({"stages": ["input", "decontam"],
+                                       "decontam": {"eval_sets": [str(evals)], "max_corpus_count": max_count}}))
+        out = str(tmp_path / name)
+        run_text(str(tmp_path / "pages"), out, str(cfg))
+        kept = {r["id"]: r for r in read_sorted(out)}
+        rejected = {r["id"]: r for r in read_sorted(out + ".rejected")}
+        assert set(kept) | set(rejected) == set(texts) and not set(kept) & set(rejected)
+        return kept, rejected
+
+    kept, rejected = run(3, "t3")
+    assert set(kept) == {"c1", "c2", "clean", "short"}
+    assert {k: r["drop_reason"] for k, r in rejected.items()} == {
+        "both": "decontam:eval_ngram_overlap", "r1": "decontam:eval_ngram_overlap"}
+    assert kept["c1"]["decontam_hits"] == 2 and kept["clean"]["decontam_hits"] == 0  # 14 words: two 13-grams
+    assert all("_decontam_ngrams" not in r for r in [*kept.values(), *rejected.values()])
+    stats = read_report(str(tmp_path / "t3"))
+    assert stats.stages["decontam"].dropped == {"decontam:eval_ngram_overlap": 2}
+
+    # one more than the common phrase's count: now it is rare too and its documents go
+    kept, rejected = run(4, "t4")
+    assert set(kept) == {"clean", "short"} and set(rejected) == {"c1", "c2", "both", "r1"}
