@@ -167,6 +167,8 @@ def _body(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any]) -> s
             b += "    cbar = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02)\n"
             b += f"    cbar.set_ticks({cb['ticks']!r}, labels={cb['labels']!r})\n"
         b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
+    if t != "pie":
+        b += "".join(f"    ax.{a}axis.set_label_coords({c[0]!r}, {c[1]!r})\n" for a, c in lay["label_coords"].items())
     multi = len(data.get("series", [])) > 1
     if t in ("grouped_bar", "stacked_bar", "line", "area", "scatter") and multi:
         b += _legend(style)
@@ -179,7 +181,7 @@ def chart_code(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any] 
     """A runnable script whose `draw(out)` writes the chart as PNG to `out` (path or file object).
 
     lay: the chart's layout from chart_layout.plan (computed here when not given)."""
-    lay = lay if lay is not None else plan(data, style)
+    lay = lay if lay is not None else plan(data, style, shared_renderer(style["width"], style["height"], style["dpi"]))
     payload = {k: v for k, v in data.items() if k in (
         "title", "x_label", "y_label", "categories", "series", "values", "bin_edges", "row_labels", "col_labels",
         "matrix")}
@@ -234,25 +236,33 @@ def render_chart_code(code: str) -> tuple[bytes, Image.Image]:
     return png, (img if isinstance(img, Image.Image) else Image.open(io.BytesIO(png)))
 
 
+_renderers: dict[tuple[int, int, int, float], RendererAgg] = {}
+
+
+def shared_renderer(width: int, height: int, dpi: float) -> RendererAgg:
+    """This thread's reusable Agg renderer for one figure size (see _SharedRendererCanvas)."""
+    key = (threading.get_ident(), int(width), int(height), float(dpi))
+    r = _renderers.get(key)
+    if r is None:
+        # vary_size draws many sizes: keep at most ~64 MB of RGBA buffers per process
+        if sum(k[1] * k[2] for k in _renderers) + width * height > 16_000_000:
+            _renderers.clear()
+        r = _renderers[key] = RendererAgg(int(width), int(height), dpi)
+    return r
+
+
 class _SharedRendererCanvas(FigureCanvasAgg):
     """An Agg canvas that reuses one renderer per (thread, width, height, dpi) across figures.
 
     `FigureCanvasAgg.draw` clears the renderer before drawing, so the pixels are those of a fresh
     renderer; what carries over is matplotlib's per-renderer text-metrics cache (tick labels,
     legend entries, units and category names recur from chart to chart, and each miss lays the
-    text out with FreeType). Per thread, so concurrent draws never share pixels."""
-
-    _renderers: dict[tuple[int, int, int, float], RendererAgg] = {}
+    text out with FreeType; chart_layout measures through the same renderer). Per thread, so
+    concurrent draws never share pixels."""
 
     def get_renderer(self) -> RendererAgg:
         w, h = self.get_width_height(physical=True)
-        key = (threading.get_ident(), w, h, self.figure.dpi)
-        if self._lastKey != key[1:]:
-            r = self._renderers.get(key)
-            if r is None:
-                # vary_size draws many sizes: keep at most ~64 MB of RGBA buffers per process
-                if sum(k[1] * k[2] for k in self._renderers) + w * h > 16_000_000:
-                    self._renderers.clear()
-                r = self._renderers[key] = RendererAgg(w, h, self.figure.dpi)
-            self.renderer, self._lastKey = r, key[1:]
+        key = (w, h, self.figure.dpi)
+        if self._lastKey != key:
+            self.renderer, self._lastKey = shared_renderer(w, h, self.figure.dpi), key
         return self.renderer

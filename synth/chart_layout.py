@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import matplotlib
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.font_manager import FontProperties
+from matplotlib.text import _get_text_metrics_with_cache
 
 EDGE = 4.0           # px kept free at the figure border
 TICK_GAP_PT = 7.0    # tick length 3.5 + tick label pad 3.5 (matplotlib defaults)
@@ -32,21 +33,47 @@ def half(v: float) -> float:
 
 
 @functools.lru_cache(maxsize=None)
-def _renderer(dpi: float) -> RendererAgg:
+def _own_renderer(dpi: float) -> RendererAgg:
     return RendererAgg(8, 8, dpi)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _metrics(s: str, family: str, size: float, dpi: float) -> tuple[float, float, float]:
-    with matplotlib.rc_context({"text.hinting": "none"}):
-        prop = FontProperties(family=[family, "DejaVu Sans"], size=size)
-        return _renderer(dpi).get_text_width_height_descent(s, prop, ismath=False)
+@functools.lru_cache(maxsize=4096)
+def _prop(family: str, size: float) -> FontProperties:
+    # every field as the chart's rc sets it (matplotlib's defaults), so it equals the drawn Text's properties
+    return FontProperties(family=[family, "DejaVu Sans"], style="normal", variant="normal", weight="normal",
+                          stretch="normal", size=size, math_fontfamily="dejavusans")
 
 
-def text_box(s: str, family: str, size: float, dpi: float = 100, rotation: float = 0) -> tuple[float, float]:
+_MEMO: dict[tuple[str, str, float, float], tuple[float, float, float]] = {}
+
+
+def _metrics(s: str, family: str, size: float, dpi: float, renderer: RendererAgg | None) -> tuple[float, float, float]:
+    """(width, height, descent) px: matplotlib's own text metrics, unhinted as charts draw.
+
+    A miss is measured through `renderer` when given (the one the chart will be drawn with), which
+    fills that renderer's metrics cache: the draw then reuses the layout instead of repeating it."""
+    key = (s, family, size, dpi)
+    m = _MEMO.get(key)
+    if m is None:
+        r = renderer if renderer is not None and renderer.dpi == dpi else _own_renderer(dpi)
+        rc = matplotlib.rcParams
+        hinting = rc._get("text.hinting")
+        rc._set("text.hinting", "none")
+        try:
+            m = _get_text_metrics_with_cache(r, s, _prop(family, size), False, dpi)
+        finally:
+            rc._set("text.hinting", hinting)
+        if len(_MEMO) >= 1 << 16:
+            _MEMO.clear()
+        _MEMO[key] = m
+    return m
+
+
+def text_box(s: str, family: str, size: float, dpi: float = 100, rotation: float = 0,
+             renderer: RendererAgg | None = None) -> tuple[float, float]:
     """(width, height) in px of one line of text as matplotlib lays it out (line height >= that of "lp")."""
-    w, h, d = _metrics(str(s), family, size, dpi)
-    _, lh, ld = _metrics("lp", family, size, dpi)
+    w, h, d = _metrics(str(s), family, size, dpi, renderer)
+    _, lh, ld = _metrics("lp", family, size, dpi, renderer)
     h = max(h - d, lh - ld) + max(d, ld)
     if rotation:
         a = math.radians(rotation)
@@ -111,19 +138,20 @@ def fitted_value_ticks(lo: float, hi: float, axis_px: float, label_w, n: int = 6
     return ticks, lims, labels[0]
 
 
-def legend_width(names: Sequence[str], family: str, size: float, dpi: float = 100) -> float:
-    """Width in px of a one-column legend plus its gap to the anchor."""
-    em = size * dpi / 72.0
-    return LEGEND_EM * em + max((text_box(n, family, size, dpi)[0] for n in names), default=0.0)
+def legend_width(names: Sequence[str], box, size: float, dpi: float) -> float:
+    """Width in px of a one-column legend (texts measured with `box`) plus its gap to the anchor."""
+    return LEGEND_EM * size * dpi / 72.0 + max((box(n, size=size)[0] for n in names), default=0.0)
 
 
-def plan(data: dict[str, Any], style: dict[str, Any]) -> dict[str, Any]:
-    """Ticks, limits, label rotation, title size and subplot margins for one chart (all JSON-able)."""
+def plan(data: dict[str, Any], style: dict[str, Any], renderer: RendererAgg | None = None) -> dict[str, Any]:
+    """Ticks, limits, label rotation, title size and subplot margins for one chart (all JSON-able).
+
+    renderer: the renderer the chart will be drawn with, if known (shares its text-metrics cache)."""
     W, H, dpi, fs = style["width"], style["height"], style["dpi"], style["font_size"]
     fam, pt = style["font"], dpi / 72.0
     tfs, lfs, ttl_fs, leg_fs = half(fs * 0.9), fs, half(fs * 1.25), half(fs * 0.85)
     t = data["chart_type"]
-    box = functools.partial(text_box, family=fam, dpi=dpi)
+    box = functools.partial(text_box, family=fam, dpi=dpi, renderer=renderer)
     out: dict[str, Any] = {"ticks": {}, "rotate": 0, "title_size": None}
 
     def label_h(s):  # an axis label's thickness (0 when there is none)
@@ -139,7 +167,7 @@ def plan(data: dict[str, Any], style: dict[str, Any]) -> dict[str, Any]:
     # first guess of the axes size (refined once below)
     left, right, bottom = 0.15, 0.95, 0.15
     if legend_out:
-        right = 0.95 - legend_width([s["name"] for s in data["series"]], fam, leg_fs, dpi) / W
+        right = 0.95 - legend_width([s["name"] for s in data["series"]], box, leg_fs, dpi) / W
     if t == "heatmap" and style["colorbar"]:
         right = 0.85
     ax_w, ax_h = (right - left) * W, (1 - top - bottom) * H
@@ -235,15 +263,21 @@ def plan(data: dict[str, Any], style: dict[str, Any]) -> dict[str, Any]:
             r_need = max(r_need, cw + TICK_GAP_PT * pt + EDGE)
         right = 1.0 - r_need / W
         if legend_out:
-            lw = legend_width([s["name"] for s in data["series"]], fam, leg_fs, dpi)
+            lw = legend_width([s["name"] for s in data["series"]], box, leg_fs, dpi)
             # legend anchored at x = 1.01 of the axes: right*W + 0.01*(right-left)*W + lw + EDGE <= W
             right = min(right, (W - lw - EDGE + 0.01 * left * W) / (1.01 * W))
     out["title_size"] = _title_size(style, title_w, ttl_fs, left * W, right * W, W)
     out["value_labels"] = bool(style["value_labels"]) and t in ("grouped_bar", "stacked_bar", "line") and \
         _labels_fit(data, style, horiz, (right - left) * W, (1 - top - bottom) * H, box)
     clamp = lambda v, lo, hi: round(min(max(v, lo), hi), 3)  # noqa: E731
-    out["margins"] = {"left": clamp(left, 0.02, 0.5), "right": clamp(right, 0.4, 0.97),
-                      "bottom": clamp(bottom, 0.02, 0.45), "top": clamp(1 - top, 0.6, 0.98)}
+    m = out["margins"] = {"left": clamp(left, 0.02, 0.5), "right": clamp(right, 0.4, 0.97),
+                          "bottom": clamp(bottom, 0.02, 0.45), "top": clamp(1 - top, 0.6, 0.98)}
+    # axis labels placed where matplotlib's auto placement would put them (beside the widest tick
+    # label): stating it saves the draw a second tick update and bbox pass per axis
+    ax_w = (m["right"] - m["left"]) * W * (1 - 0.08 if t == "heatmap" and style["colorbar"] else 1)
+    ax_h = (m["top"] - m["bottom"]) * H
+    gap = (TICK_GAP_PT + LABEL_PAD_PT) * pt
+    out["label_coords"] = {"x": [0.5, -round((xh + gap) / ax_h, 4)], "y": [-round((yw + gap) / ax_w, 4), 0.5]}
     return out
 
 
@@ -275,7 +309,7 @@ def _plan_pie(data, style, out, box, top, title_w, tfs, leg_fs):
     ax_h = (1 - top - bottom) * H
     cats = data["categories"]
     if style["legend"] == "outside":
-        lw = legend_width(cats, style["font"], leg_fs, dpi)  # anchored at x = 1.0 of the (square) axes
+        lw = legend_width(cats, box, leg_fs, dpi)  # anchored at x = 1.0 of the (square) axes
         left = EDGE / W
         right = min(left + ax_h / W, (W - lw - EDGE) / W)
     else:
