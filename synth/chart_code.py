@@ -5,7 +5,8 @@ code is runnable and faithful by construction (tests run it in a fresh interpret
 bytes). Output is deterministic: Agg backend, matplotlib's default style plus explicit rcParams
 (incl. svg.hashsalt; a user's matplotlibrc cannot leak in), the Agg buffer written as an RGB PNG
 by PIL (no metadata chunks; the chart background is opaque, so RGB loses nothing and encodes
-faster and smaller than savefig's RGBA).
+faster and smaller than savefig's RGBA). Ticks, limits, margins and label positions are
+stated in the code (planned by chart_layout), so the draw runs no locator search or layout pass.
 """
 from __future__ import annotations
 

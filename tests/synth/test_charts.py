@@ -189,6 +189,14 @@ def test_font_memo_finds_what_matplotlib_finds():
             for weight in ("normal", "bold"):
                 prop = font_manager.FontProperties(family=[fam, "DejaVu Sans"], size=size, weight=weight)
                 assert fm.findfont(prop) == font_manager.FontManager.findfont(fm, prop), (fam, size, weight)
+                assert fm._find_fonts_by_props(prop) == font_manager.FontManager._find_fonts_by_props(fm, prop)
+    # generic families follow the rc font lists
+    import matplotlib
+    for serif in (["DejaVu Serif"], ["Liberation Serif", "DejaVu Serif"]):
+        with matplotlib.rc_context({"font.serif": serif}):
+            prop = font_manager.FontProperties(family=["serif"], size=9.0)
+            assert fm._find_fonts_by_props(prop) == font_manager.FontManager._find_fonts_by_props(fm, prop)
+            assert fm.findfont(prop) == font_manager.FontManager.findfont(fm, prop)
 
 
 def test_cjk_labels_use_a_cjk_font():
