@@ -170,6 +170,7 @@ def _body(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any]) -> s
         b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
     if t != "pie":
         b += "".join(f"    ax.{a}axis.set_label_coords({c[0]!r}, {c[1]!r})\n" for a, c in lay["label_coords"].items())
+        b += "".join(f"    ax.{a}axis.label.set_fontsize({v!r})\n" for a, v in lay["label_size"].items())
     multi = len(data.get("series", [])) > 1
     if t in ("grouped_bar", "stacked_bar", "line", "area", "scatter") and multi:
         b += _legend(style)

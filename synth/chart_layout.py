@@ -230,42 +230,54 @@ def plan(data: dict[str, Any], style: dict[str, Any], renderer: RendererAgg | No
             ticks = [v for v in ticks if lo <= v <= hi] or [lo, hi]
             out["cbar"] = {"ticks": ticks, "labels": tick_labels(ticks)}
 
-    # category labels that would crowd get rotated (style's rotation otherwise)
-    rot = style["rotate_x"] if t not in ("scatter", "histogram") and not horiz else 0
-    if t not in ("scatter", "histogram") and not horiz:
+    # category labels that would crowd get rotated (style's rotation otherwise); the margins depend
+    # on the rotation and the crowding on the margins, so both are settled together (rotation only grows)
+    rotatable = t not in ("scatter", "histogram") and not horiz
+    rot = style["rotate_x"] if rotatable else 0
+    widest = max(box(s, size=tfs)[0] for s in xlabels)
+    th = box("Ag", size=tfs)[1]
+    shrink = 1 - 0.08 if t == "heatmap" and style["colorbar"] else 1.0  # the colorbar takes 8% of the axes
+
+    def rotation(rot, ax_w):
+        if not rotatable:
+            return 0
         spacing = ax_w / max(xlim[1] - xlim[0], 1e-9)
-        widest = max(box(s, size=tfs)[0] for s in xlabels)
         if rot == 0 and widest > 0.9 * spacing:
             rot = 45
         # rotated labels are parallel strips spacing * sin(rot) apart: they must be thicker than the text
-        th = box("Ag", size=tfs)[1]
         while rot and rot < 90 and th > 0.95 * spacing * math.sin(math.radians(rot)):
             rot = {30: 45, 45: 90}[rot]
-    out["rotate"] = rot
+        return rot
 
     yw = max((box(s, size=tfs)[0] for s in ylabels), default=0.0)
     ylab = data.get("y_label") if not horiz else data.get("x_label")
     xlab = data.get("x_label") if not horiz else data.get("y_label")
     need_left = yw + TICK_GAP_PT * pt + label_h(ylab) + EDGE
-    xboxes = [box(s, size=tfs, rotation=rot) for s in xlabels]
-    xh = max((b[1] for b in xboxes), default=0.0)
-    bottom = (xh + TICK_GAP_PT * pt + label_h(xlab) + EDGE) / H
-    for _ in range(2):  # the first/last x label may reach past the axes sides: depends on the axes width
-        ax_w = (right - left) * W
-        x0 = ax_w * (xpos[0] - xlim[0]) / (xlim[1] - xlim[0])
-        x1 = ax_w * (xlim[1] - xpos[-1]) / (xlim[1] - xlim[0])
-        first = xboxes[0][0] if rot else xboxes[0][0] / 2
-        last = 0.0 if rot else xboxes[-1][0] / 2
-        left = max(need_left, first - x0 + EDGE) / W
-        r_need = last - x1 + EDGE
-        if t == "heatmap" and style["colorbar"]:
-            cw = max(box(s, size=tfs)[0] for s in out["cbar"]["labels"])
-            r_need = max(r_need, cw + TICK_GAP_PT * pt + EDGE)
-        right = 1.0 - r_need / W
-        if legend_out:
-            lw = legend_width([s["name"] for s in data["series"]], box, leg_fs, dpi)
-            # legend anchored at x = 1.01 of the axes: right*W + 0.01*(right-left)*W + lw + EDGE <= W
-            right = min(right, (W - lw - EDGE + 0.01 * left * W) / (1.01 * W))
+    for _ in range(3):
+        rot = rotation(rot, ax_w * shrink)
+        xboxes = [box(s, size=tfs, rotation=rot) for s in xlabels]
+        xh = max((b[1] for b in xboxes), default=0.0)
+        bottom = (xh + TICK_GAP_PT * pt + label_h(xlab) + EDGE) / H
+        for _ in range(2):  # the first/last x label may reach past the axes sides: depends on the axes width
+            ax_w = (right - left) * W
+            x0 = ax_w * (xpos[0] - xlim[0]) / (xlim[1] - xlim[0])
+            x1 = ax_w * (xlim[1] - xpos[-1]) / (xlim[1] - xlim[0])
+            first = xboxes[0][0] if rot else xboxes[0][0] / 2
+            last = 0.0 if rot else xboxes[-1][0] / 2
+            left = max(need_left, first - x0 + EDGE) / W
+            r_need = last - x1 + EDGE
+            if t == "heatmap" and style["colorbar"]:
+                cw = max(box(s, size=tfs)[0] for s in out["cbar"]["labels"])
+                r_need = max(r_need, cw + TICK_GAP_PT * pt + EDGE)
+            right = 1.0 - r_need / W
+            if legend_out:
+                lw = legend_width([s["name"] for s in data["series"]], box, leg_fs, dpi)
+                # legend anchored at x = 1.01 of the axes: right*W + 0.01*(right-left)*W + lw + EDGE <= W
+                right = min(right, (W - lw - EDGE + 0.01 * left * W) / (1.01 * W))
+        ax_w = (min(right, 0.97) - left) * W
+        if rotation(rot, ax_w * shrink) == rot:
+            break
+    out["rotate"] = rot
     out["title_size"] = _title_size(style, title_w, ttl_fs, left * W, right * W, W)
     out["value_labels"] = bool(style["value_labels"]) and t in ("grouped_bar", "stacked_bar", "line") and \
         _labels_fit(data, style, horiz, (right - left) * W, (1 - top - bottom) * H, box)
@@ -278,6 +290,16 @@ def plan(data: dict[str, Any], style: dict[str, Any], renderer: RendererAgg | No
     ax_h = (m["top"] - m["bottom"]) * H
     gap = (TICK_GAP_PT + LABEL_PAD_PT) * pt
     out["label_coords"] = {"x": [0.5, -round((xh + gap) / ax_h, 4)], "y": [-round((yw + gap) / ax_w, 4), 0.5]}
+    # an axis label longer than the figure side around the axes' centre gets a smaller font
+    out["label_size"] = {}
+    for axis, text, lo_px, hi_px, side in (("x", xlab, m["left"] * W, m["left"] * W + ax_w, W),
+                                           ("y", ylab, m["bottom"] * H, m["top"] * H, H)):
+        if text:
+            c = (lo_px + hi_px) / 2
+            room = 2 * min(c - EDGE, side - EDGE - c)
+            length = box(text, size=lfs)[0]
+            if length > room:
+                out["label_size"][axis] = max(5.0, math.floor(2 * lfs * room / length * 0.97) / 2)
     return out
 
 
