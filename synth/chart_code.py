@@ -4,8 +4,8 @@ The image stored in a row is produced by executing exactly the code stored besid
 code is runnable and faithful by construction (tests run it in a fresh interpreter and compare
 bytes). Output is deterministic: Agg backend, matplotlib's default style plus explicit rcParams
 (incl. svg.hashsalt; a user's matplotlibrc cannot leak in), the Agg buffer written as an RGB PNG
-by PIL (no metadata chunks; the chart background is opaque, so RGB loses nothing and encodes
-faster and smaller than savefig's RGBA). Ticks, limits, margins and label positions are
+with unfiltered rows by the script's own few-line writer (no metadata chunks; the chart
+background is opaque, so RGB loses nothing; ~1/3 of PIL's encode time, smaller files). Ticks, limits, margins and label positions are
 stated in the code (planned by chart_layout), so the draw runs no locator search or layout pass.
 """
 from __future__ import annotations
@@ -20,15 +20,39 @@ from PIL import Image
 from synth.chart_layout import TITLE_PAD_PT, half, plan
 from synth.chart_style import PALETTES, THEMES
 
-PNG_COMPRESS = 3  # zlib level: 6 costs ~2x the encode time for ~10% smaller files
+PNG_COMPRESS = 3  # zlib level of the unfiltered rows
 
 HEADER = '''"""{doc}"""
+import struct
+import zlib
+
 import matplotlib
 matplotlib.use("Agg")
 from matplotlib import rc_context, style
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
+
+
+def write_png(img, out, dpi):
+    """`img` (RGB) as PNG with unfiltered rows: flat chart colours deflate smaller unfiltered, and
+    encoding skips the per-row filter search (most of a PNG writer's time)."""
+    w, h = img.size
+    raw, stride = img.tobytes(), 3 * w
+    rows = b"".join(b"\\0" + raw[i:i + stride] for i in range(0, len(raw), stride))
+
+    def chunk(tag, body):
+        return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
+    ppm = int(dpi / 0.0254 + 0.5)
+    png = (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+           + chunk(b"pHYs", struct.pack(">IIB", ppm, ppm, 1)) + chunk(b"IDAT", zlib.compress(rows, COMPRESS))
+           + chunk(b"IEND", b""))
+    if hasattr(out, "write"):
+        out.write(png)
+    else:
+        with open(out, "wb") as f:
+            f.write(png)
+
 
 '''
 
@@ -212,7 +236,7 @@ def chart_code(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any] 
     src += "        canvas.draw()\n"
     src += "        rgba = Image.frombuffer('RGBA', canvas.get_width_height(), canvas.buffer_rgba(), 'raw', 'RGBA', 0, 1)\n"
     src += "    img = rgba.convert('RGB')  # the background is opaque: RGB loses nothing\n"
-    src += f"    img.save(out, format='png', compress_level=COMPRESS, dpi=({style['dpi']}, {style['dpi']}))\n"
+    src += f"    write_png(img, out, {style['dpi']})\n"
     src += "    return img\n\n\n"
     src += "def _plot(fig, ax):\n" + _body(data, style, lay) + "\n\n"
     src += "if __name__ == '__main__':\n    draw()\n"
