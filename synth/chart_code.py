@@ -5,8 +5,9 @@ code is runnable and faithful by construction (tests run it in a fresh interpret
 bytes). Output is deterministic: Agg backend, matplotlib's default style plus explicit rcParams
 (incl. svg.hashsalt; a user's matplotlibrc cannot leak in), the Agg buffer written as an RGB PNG
 with unfiltered rows by the script's own few-line writer (no metadata chunks; the chart
-background is opaque, so RGB loses nothing; ~1/3 of PIL's encode time, smaller files). Ticks, limits, margins and label positions are
-stated in the code (planned by chart_layout), so the draw runs no locator search or layout pass.
+background is opaque, so RGB loses nothing; ~1/3 of PIL's encode time, smaller files).
+Ticks, limits, margins and label positions are stated in the code (planned by chart_layout),
+so the draw runs no locator search or layout pass.
 """
 from __future__ import annotations
 

@@ -95,7 +95,8 @@ def layout_problems(fig):
     return bad
 
 
-@pytest.mark.parametrize("size,vary", [((448, 448), False), ((448, 448), True), ((320, 256), False), ((200, 160), False)])
+@pytest.mark.parametrize("size,vary", [((448, 448), False), ((448, 448), True), ((320, 256), False),
+                                       ((200, 160), False)])
 def test_stored_code_draws_every_text_inside_the_figure_without_collisions(size, vary):
     faults = {}
     for i in range(48 if size == (448, 448) and not vary else 24):
