@@ -5,6 +5,11 @@ inflates wall time but much less the figure; wall time is printed too. Target: c
 per core at 448x448 (issue 6).
 
     .venv/bin/python bench/synth.py [--charts 60] [--rounds 3] [--tables 100] [--captions 200]
+    .venv/bin/python bench/synth.py --instructions 16   # + callgrind instructions per chart (~5 min)
+
+--instructions N counts the instructions of N warm 448x448 charts under valgrind's callgrind
+(collection switched on only inside the measured loop): a figure that other load on a shared
+machine does not move, for comparing variants.
 """
 from __future__ import annotations
 
@@ -12,7 +17,10 @@ import argparse
 import collections
 import json
 import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 
@@ -29,6 +37,26 @@ def timed(fn, n: int, warm: int = 4):
     return out, time.process_time() - c0, time.perf_counter() - w0
 
 
+def _instruction_child(n: int, seed: int) -> None:
+    """Runs under callgrind: warm up, then draw n charts inside sys.call_tracing (the collect toggle)."""
+    from synth.charts import make_chart
+    for i in range(8):
+        make_chart(seed + 3, i, 448, 448)
+    sys.call_tracing(lambda: [make_chart(seed, i, 448, 448) for i in range(n)], ())
+
+
+def instructions_per_chart(n: int, seed: int) -> float | None:
+    if not shutil.which("valgrind"):
+        print("charts   instructions: valgrind not installed, skipped")
+        return None
+    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=sys_call_tracing",
+           "--callgrind-out-file=/dev/null", sys.executable, os.path.abspath(__file__),
+           "--instruction-child", str(n), "--seed", str(seed)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+    found = re.search(r"Collected : (\d+)", out)
+    return int(found.group(1)) / n if found else None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--charts", type=int, default=60, help="charts per warm round")
@@ -36,7 +64,13 @@ def main() -> int:
     ap.add_argument("--tables", type=int, default=100)
     ap.add_argument("--captions", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--instructions", type=int, default=0, metavar="N",
+                    help="also count callgrind instructions of N charts (0: skip)")
+    ap.add_argument("--instruction-child", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.instruction_child:
+        _instruction_child(a.instruction_child, a.seed)
+        return 0
 
     from synth.captions import make_captioned_scene
     from synth.charts import make_chart
@@ -68,6 +102,10 @@ def main() -> int:
         r = make_chart(a.seed + 1, i, 448, 448)
         by_type[json.loads(r["meta_json"])["chart_type"]].append(time.process_time() - c0)
     print("  per type (ms/chart): " + ", ".join(f"{t} {1000 * sum(v) / len(v):.0f}" for t, v in sorted(by_type.items())))
+    if a.instructions:
+        ipc = instructions_per_chart(a.instructions, a.seed)
+        if ipc:
+            print(f"charts   448x448, callgrind: {ipc / 1e6:.0f} M instructions per chart ({a.instructions} warm charts)")
     _, cpu, wall = timed(lambda i: make_generated_table(a.seed, i), a.tables)
     print(f"tables          : {a.tables / cpu:6.1f}/s per core (cpu {cpu:.1f}s, wall {wall:.1f}s)")
     _, cpu, wall = timed(lambda i: make_captioned_scene(a.seed, i, 224, 224), a.captions)

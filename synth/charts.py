@@ -5,8 +5,9 @@ from typing import Any, Sequence
 
 from corpus.errors import ConfigError
 from synth import fonts
-from synth.chart_code import chart_code, render_chart_code
+from synth.chart_code import chart_code, render_chart_code, shared_renderer
 from synth.chart_data import CHART_TYPES, data_table, make_chart_data
+from synth.chart_layout import plan
 from synth.chart_qa import chart_qa
 from synth.chart_style import make_style
 from synth.lexicon import LANGUAGES
@@ -101,7 +102,9 @@ def make_chart(seed: int, index: int, width: int = 448, height: int = 448,
     lang = choice(rng, tuple(languages or LANGUAGES))
     data = make_chart_data(rng, ctype, lang)
     style = make_style(rng, data, width, height)
-    code = chart_code(data, style)
+    lay = plan(data, style, shared_renderer(style["width"], style["height"], style["dpi"]))
+    style["value_labels"] = lay["value_labels"]  # drawn only where they fit (captions say what is drawn)
+    code = chart_code(data, style, lay)
     png, img = render_chart_code(code)
     qa = chart_qa(data, rng, max_qa=max_qa)
     caps = chart_captions(data, style)

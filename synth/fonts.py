@@ -24,8 +24,7 @@ def quiet_matplotlib() -> None:
     warnings.filterwarnings("ignore", message=r".*findfont.*")
 
 
-_FONT_RC = ("family", "style", "variant", "weight", "stretch", "serif", "sans-serif", "cursive", "fantasy",
-            "monospace")
+_FONT_RC = ("serif", "sans-serif", "cursive", "fantasy", "monospace")
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,29 +36,42 @@ def fast_font_lookup() -> bool:
     worker keeps missing for hundreds of charts (and forever with vary_size). The size only enters
     the match through `score_size`, which is 0 for scalable fonts: when every installed font is
     scalable, the font found is the same at every size and one entry per family serves all sizes.
-    Drawing is unchanged (tests redraw stored chart code in a fresh interpreter, without this, and
-    compare PNG bytes). Returns whether the memo is installed (not with bitmap fonts installed).
+    `_find_fonts_by_props` (the per-family fallback list every text draw resolves) is memoised on
+    the same key. The rc font lists only matter for generic families (serif, sans-serif, ...), so
+    only those keys read them. Drawing is unchanged (tests redraw stored chart code in a fresh
+    interpreter, without this, and compare PNG bytes). Returns whether the memo is installed (not
+    with bitmap fonts installed).
     """
     import matplotlib
     from matplotlib import font_manager
     fm = font_manager.fontManager
     if any(f.size != "scalable" for f in (*fm.ttflist, *fm.afmlist)):
         return False
-    original = fm.findfont  # bound method; our wrapper shadows it on this instance only
-    memo: dict = {}
+    aliases = font_manager.font_family_aliases
+    from_any = font_manager.FontProperties._from_any
 
-    def findfont(prop, fontext="ttf", directory=None, fallback_to_default=True, rebuild_if_missing=True):
-        prop = font_manager.FontProperties._from_any(prop)
+    def key(prop, *args):
+        fam = tuple(prop.get_family())
         rc = matplotlib.rcParams
-        key = (tuple(prop.get_family()), prop.get_style(), prop.get_variant(), prop.get_weight(),
-               prop.get_stretch(), prop.get_file(), fontext, directory, fallback_to_default, rebuild_if_missing,
-               tuple(tuple(v) if isinstance(v, list) else v for v in (rc[f"font.{k}"] for k in _FONT_RC)))
-        found = memo.get(key)
-        if found is None:
-            found = memo[key] = original(prop, fontext, directory, fallback_to_default, rebuild_if_missing)
-        return found
+        generic = tuple(tuple(rc[f"font.{k}"]) for k in _FONT_RC) if any(f in aliases for f in fam) else None
+        return (fam, prop.get_style(), prop.get_variant(), prop.get_weight(), prop.get_stretch(), prop.get_file(),
+                generic) + args
 
-    fm.findfont = findfont
+    def memoised(original):
+        memo: dict = {}
+
+        def lookup(prop, fontext="ttf", directory=None, fallback_to_default=True, rebuild_if_missing=True):
+            prop = from_any(prop)
+            k = key(prop, fontext, directory, fallback_to_default, rebuild_if_missing)
+            found = memo.get(k)
+            if found is None:
+                found = memo[k] = original(prop, fontext, directory, fallback_to_default, rebuild_if_missing)
+            return list(found) if isinstance(found, list) else found  # callers get their own list
+        return lookup
+
+    # bound methods; the wrappers shadow them on this instance only
+    fm.findfont = memoised(fm.findfont)
+    fm._find_fonts_by_props = memoised(fm._find_fonts_by_props)
     return True
 
 

@@ -171,11 +171,16 @@ def test_stored_code_redraws_identical_png(tmp_path, charts):
 
 def test_row_fields_match_the_stored_png(charts):
     # size and phash are computed from the image the code returns (no PNG decode): same as from the PNG
+    from synth.chart_code import render_chart_code
     from synth.pairs import phash_hex
-    for row in charts:
+    for k, row in enumerate(charts):
         img = Image.open(io.BytesIO(row["image"]))
         assert img.mode == "RGB" and (img.width, img.height) == (row["width"], row["height"])
         assert row["phash"] == phash_hex(img)
+        assert img.info["dpi"] == pytest.approx((100, 100), abs=0.01)
+        if k < 4:  # the script's own PNG writer: decoding gives back exactly the pixels it drew
+            png, drawn = render_chart_code(json.loads(row["meta_json"])["code"])
+            assert png == row["image"] and np.array_equal(np.asarray(img), np.asarray(drawn))
 
 
 def test_font_memo_finds_what_matplotlib_finds():
@@ -189,6 +194,14 @@ def test_font_memo_finds_what_matplotlib_finds():
             for weight in ("normal", "bold"):
                 prop = font_manager.FontProperties(family=[fam, "DejaVu Sans"], size=size, weight=weight)
                 assert fm.findfont(prop) == font_manager.FontManager.findfont(fm, prop), (fam, size, weight)
+                assert fm._find_fonts_by_props(prop) == font_manager.FontManager._find_fonts_by_props(fm, prop)
+    # generic families follow the rc font lists
+    import matplotlib
+    for serif in (["DejaVu Serif"], ["Liberation Serif", "DejaVu Serif"]):
+        with matplotlib.rc_context({"font.serif": serif}):
+            prop = font_manager.FontProperties(family=["serif"], size=9.0)
+            assert fm._find_fonts_by_props(prop) == font_manager.FontManager._find_fonts_by_props(fm, prop)
+            assert fm.findfont(prop) == font_manager.FontManager.findfont(fm, prop)
 
 
 def test_cjk_labels_use_a_cjk_font():
