@@ -54,6 +54,7 @@ class CrawlConfig:
     render_idle_ms: int = 2_000
     render_workers: int = 1                   # browsers per worker process (each on its own thread)
     render_pages_per_browser: int = 4         # pages rendering at once in one browser (a context each)
+    render_context_reuse: int = 1             # pages of one host a browser context renders, wiped between (1: fresh each)
     skip_media: bool = True
     sitemaps: bool = True
     fast_extract: bool = True               # trafilatura without fallbacks: better F1 on aeb, 2x faster
@@ -129,7 +130,8 @@ class WaveCrawler:
                 c = self.config
                 self._renderer = RenderService(self.allow, self._fetch_subresource, RenderConfig(
                     user_agent=c.agent_string, nav_timeout_ms=c.render_timeout_ms, idle_cap_ms=c.render_idle_ms,
-                    skip_media=c.skip_media, pages_per_browser=c.render_pages_per_browser), workers=c.render_workers)
+                    skip_media=c.skip_media, pages_per_browser=c.render_pages_per_browser,
+                    context_reuse=c.render_context_reuse), workers=c.render_workers)
             return self._renderer
 
     def _fetch_subresource(self, url: str, headers: dict[str, str] | None = None) -> FetchResult:

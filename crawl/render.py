@@ -1,8 +1,13 @@
 """Headless rendering with Playwright and Debian's Chromium: the DOM after JavaScript ran.
 
-One browser per worker thread, a fresh context per page (no cookies, storage or cache carried
-between pages or hosts), several pages rendering at once in each browser: rendering is mostly
-waiting for scripts and subresources, so one page's wait overlaps another's.
+One browser per worker thread, several pages rendering at once in each browser: rendering is
+mostly waiting for scripts and subresources, so one page's wait overlaps another's. By default
+each page gets a fresh context (no cookies, storage or cache carried between pages or hosts).
+A fresh context costs Chromium a new renderer process, about 0.4-0.8 s of CPU, far more than
+rendering a simple page; `context_reuse=N` lets one context render up to N pages of one host
+(never another host), wiped between pages: session storage and window.name cleared, the page
+sent to about:blank, cookies and every origin's storage it touched (local storage, IndexedDB,
+cache storage, service workers) deleted.
 
 The browser never touches the network itself. Every request a page makes goes through a route
 handler that refuses non-http(s) URLs, URLs robots.txt disallows and private addresses (the
@@ -28,6 +33,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 from typing import Any, Callable
 
 CHROMIUM = os.environ.get("CIDERMILL_CHROMIUM", "/usr/bin/chromium")
@@ -53,6 +59,7 @@ class RenderConfig:
     executable: str = CHROMIUM
     viewport: tuple[int, int] = (1280, 2000)
     pages_per_browser: int = 4         # pages rendering at once in one browser, each in its own context
+    context_reuse: int = 1             # pages one context renders (one host only, wiped between): 1 = fresh each
 
 
 @dataclass
@@ -63,6 +70,7 @@ class RenderResult:
     render_ms: float = 0.0
     blocked: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
     requests: int = 0
+    context_page: int = 0              # 1: the context's first page; above 1: a reused, wiped context
 
 
 class BrowserUnavailable(RuntimeError):
@@ -72,11 +80,12 @@ class BrowserUnavailable(RuntimeError):
 class _Job:
     """One page being rendered: its route state and in-flight count."""
 
-    def __init__(self, url: str, body: bytes | None, ctype: str):
+    def __init__(self, url: str, body: bytes | None, ctype: str, page=None):
         self.url, self.body, self.ctype = url, body, ctype
         self.res = RenderResult()
         self.served_main = False
-        self.page = None               # the page this job renders; requests from any other (popups) are refused
+        self.page = page               # the page this job renders; requests from any other (popups) are refused
+        self.origins: set[str] = set()  # every origin a request went to (wiped before a context is reused)
         self.inflight = 0
         self.last = time.monotonic()
 
@@ -87,6 +96,18 @@ class _Job:
     def end(self) -> None:
         self.inflight -= 1
         self.last = time.monotonic()
+
+
+class _Tab:
+    """A browser context with its one page, kept for pages of one host when contexts are reused."""
+
+    def __init__(self, host: str, ctx):
+        self.host, self.ctx = host, ctx
+        self.page = None
+        self.cdp = None
+        self.job: _Job | None = None   # the page being rendered; None between pages (requests refused)
+        self.uses = 0
+        self.since = time.monotonic()
 
 
 class _Browser:
@@ -103,6 +124,7 @@ class _Browser:
         self._browser = None
         self._start_lock: asyncio.Lock | None = None
         self._sem: asyncio.Semaphore | None = None
+        self._idle: dict[str, list[_Tab]] = {}   # host -> wiped contexts waiting for its next page
 
     # -- lifecycle (coroutines run on self.loop) ---------------------------------------------
     async def _start(self) -> None:
@@ -126,6 +148,7 @@ class _Browser:
                 raise BrowserUnavailable(f"chromium failed to start: {e}") from None
 
     async def _stop(self) -> None:
+        self._idle = {}
         try:
             if self._browser is not None:
                 await self._browser.close()
@@ -161,6 +184,9 @@ class _Browser:
         job.begin()
         try:
             job.res.requests += 1
+            parts = urlsplit(u)
+            if parts.scheme in ("http", "https") and parts.netloc:
+                job.origins.add(f"{parts.scheme}://{parts.netloc}")
             if not (u.startswith("http://") or u.startswith("https://")):
                 job.res.blocked.append((u[:200], "bad_scheme"))
                 return await _quiet(route.abort("blockedbyclient"))
@@ -202,22 +228,72 @@ class _Browser:
         async with self._sem:
             return await self._render(url, body, content_type)
 
-    async def _render(self, url: str, body: bytes | None, content_type: str) -> RenderResult:
+    async def _new_tab(self, host: str) -> "_Tab":
         cfg = self.config
-        t0 = time.monotonic()
-        job = _Job(url, body, content_type)
-        res = job.res
-        holder: dict = {"job": job}
         ctx = await self._browser.new_context(user_agent=cfg.user_agent, accept_downloads=False,
                                               service_workers="block", java_script_enabled=True,
                                               viewport={"width": cfg.viewport[0], "height": cfg.viewport[1]})
+        tab = _Tab(host, ctx)
         try:
-            await ctx.route("**/*", lambda r: self._route(r, holder["job"]))
-            page = job.page = await ctx.new_page()
+            await ctx.route("**/*", lambda r: self._route(r, tab.job))
+            tab.page = page = await ctx.new_page()
             ctx.on("page", lambda p: asyncio.ensure_future(p.close()) if p is not page else None)  # popups
             page.on("dialog", lambda d: asyncio.ensure_future(_quiet(d.dismiss())))
             page.on("download", lambda d: asyncio.ensure_future(_quiet(d.cancel())))
             page.set_default_timeout(cfg.nav_timeout_ms)
+        except Exception:
+            await _quiet(ctx.close())
+            raise
+        return tab
+
+    def _take_tab(self, host: str) -> "_Tab | None":
+        tabs = self._idle.get(host)
+        tab = tabs.pop() if tabs else None
+        if tabs is not None and not tabs:
+            del self._idle[host]
+        return tab
+
+    async def _release(self, tab: "_Tab", origins: set[str], reusable: bool) -> None:
+        """Wipe the context for its host's next page, or close it (spent, broken, or reuse off)."""
+        tab.uses += 1
+        keep = reusable and tab.uses < self.config.context_reuse and not tab.page.is_closed()
+        if keep:
+            try:
+                await tab.page.evaluate("() => { try { sessionStorage.clear(); } catch (e) {} window.name = ''; }")
+                await tab.page.goto("about:blank", wait_until="commit", timeout=5000)
+                await tab.ctx.clear_cookies()
+                if tab.cdp is None:
+                    tab.cdp = await tab.ctx.new_cdp_session(tab.page)
+                for origin in sorted(origins):
+                    await tab.cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            except Exception:  # noqa: BLE001  (could not wipe it: never reuse it)
+                keep = False
+        if not keep:
+            await _quiet(tab.ctx.close())
+            return
+        idle = self._idle.setdefault(tab.host, [])
+        idle.append(tab)
+        while sum(len(v) for v in self._idle.values()) > max(1, self.config.pages_per_browser):
+            oldest = min(self._idle, key=lambda h: min(t.since for t in self._idle[h]))
+            victim = min(self._idle[oldest], key=lambda t: t.since)
+            self._idle[oldest].remove(victim)
+            if not self._idle[oldest]:
+                del self._idle[oldest]
+            await _quiet(victim.ctx.close())
+
+    async def _render(self, url: str, body: bytes | None, content_type: str) -> RenderResult:
+        cfg = self.config
+        t0 = time.monotonic()
+        host = urlsplit(url).netloc.lower()
+        res, job = RenderResult(), None
+        tab = self._take_tab(host) if cfg.context_reuse > 1 else None
+        try:
+            if tab is None:
+                tab = await self._new_tab(host)
+            job = tab.job = _Job(url, body, content_type, tab.page)
+            res = job.res
+            res.context_page = tab.uses + 1
+            page = tab.page
             try:
                 await page.goto(url, wait_until="load", timeout=cfg.nav_timeout_ms)
             except Exception as e:  # noqa: BLE001  (timeouts and aborted navigations: keep what loaded)
@@ -232,11 +308,9 @@ class _Browser:
                 res.error = res.error or f"render_error: {type(e).__name__}"
                 res.html = None
         finally:
-            holder["job"] = None
-            try:
-                await ctx.close()
-            except Exception:  # noqa: BLE001
-                pass
+            if tab is not None:
+                tab.job = None
+                await self._release(tab, job.origins if job else set(), reusable=job is not None and res.error is None)
             res.render_ms = (time.monotonic() - t0) * 1000
         return res
 

@@ -28,7 +28,11 @@ def configure(p):
                    help="headless Chromium rendering: auto renders app shells / pages with little static text")
     p.add_argument("--browsers", type=int, default=1, help="headless browsers per worker process (default 1)")
     p.add_argument("--pages-per-browser", type=int, default=4,
-                   help="pages rendering at once in one browser, each in a fresh context (default 4)")
+                   help="pages rendering at once in one browser, each in its own context (default 4)")
+    p.add_argument("--context-reuse", type=int, default=1, metavar="N",
+                   help="let one browser context render up to N pages of the same host, wiped between pages "
+                        "(cookies, storage, session storage); about 5x less browser CPU per page than a fresh "
+                        "context each (default 1: a fresh context per page)")
     p.add_argument("--allow-private", action="store_true",
                    help="allow private, loopback and link-local addresses (the demo site, tests)")
     p.add_argument("--user-agent", default="CiderBot", help="robots.txt product token (default CiderBot)")
@@ -67,7 +71,8 @@ def run(args, beam_args) -> int:
             seeds += [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
     if not seeds and not args.resume:
         raise ConfigError("give --seeds URL [URL ...] (or --seeds-file, --resume, --warc)")
-    for name in ("max_pages", "max_depth", "wave_size", "parallel_hosts", "browsers", "pages_per_browser"):
+    for name in ("max_pages", "max_depth", "wave_size", "parallel_hosts", "browsers", "pages_per_browser",
+                 "context_reuse"):
         if getattr(args, name) < (0 if name == "max_depth" else 1):
             raise ConfigError(f"--{name.replace('_', '-')} must be positive")
     if args.delay < 0 or args.timeout <= 0 or args.max_bytes <= 0:
@@ -77,7 +82,7 @@ def run(args, beam_args) -> int:
                      max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
                      sitemaps=not args.no_sitemaps, skip_media=not args.keep_media, render_workers=args.browsers,
-                     render_pages_per_browser=args.pages_per_browser,
+                     render_pages_per_browser=args.pages_per_browser, render_context_reuse=args.context_reuse,
                      progress_every=0.0 if args.quiet else 10.0)
     fc = FrontierConfig(max_pages_per_host=args.max_pages_per_host, wave_size=args.wave_size, scope=args.scope,
                         include=args.include, exclude=args.exclude)

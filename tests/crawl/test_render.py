@@ -151,3 +151,33 @@ def test_browser_never_reaches_a_name_that_resolves_to_loopback(local_site):
         assert not {"/ws", "/ws-ip"} & set(site.hits)  # the browser opens no socket of its own, even then
     finally:
         crawler.close()
+
+
+STATE_PAGE = """<html><body><pre id="seen"></pre><script>
+var seen = [document.cookie, localStorage.getItem('k'), sessionStorage.getItem('k'), window.name].join('|');
+document.getElementById('seen').textContent = 'seen:' + seen + ':end';
+document.cookie = 'k=v; path=/'; localStorage.setItem('k', 'v'); sessionStorage.setItem('k', 'v'); window.name = 'n';
+</script></body></html>"""
+
+
+def test_reused_context_is_wiped_between_pages_and_never_crosses_hosts(site):
+    fetcher = Fetcher(FetchConfig(retries=0))
+    r = RenderService(lambda u: None, lambda u, h: fetcher.fetch(u, accept_types=None, headers=h),
+                      RenderConfig(quiet_ms=100, scroll_steps=0, pages_per_browser=2, context_reuse=3))
+    other = LocalSite({})
+    try:
+        with other:
+            def render(base, n):
+                res = r.render(f"{base}/state/{n}.html", STATE_PAGE.encode())
+                assert res.error is None, res.error
+                return res.context_page, res.html.split("seen:")[1].split(":end")[0]
+
+            # a context's own state would be seen on its next page (same origin, same tab): the wipe must
+            # remove cookies, local and session storage and window.name
+            assert render(site.url, 1) == (1, "|||")
+            assert render(site.url, 2) == (2, "|||")
+            assert render(other.url, 3) == (1, "|||")   # another host never gets that context
+            assert render(site.url, 4) == (3, "|||")
+            assert render(site.url, 5) == (1, "|||")    # spent after 3 pages: a fresh one
+    finally:
+        r.close()
