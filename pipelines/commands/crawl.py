@@ -31,7 +31,7 @@ def configure(p):
                    help="pages rendering at once in one browser, each in its own context (default 4)")
     p.add_argument("--context-reuse", type=int, default=1, metavar="N",
                    help="let one browser context render up to N pages of the same host, wiped between pages "
-                        "(cookies, storage, session storage); about 5x less browser CPU per page than a fresh "
+                        "(cookies, storage, session storage); about 3x less browser CPU per page than a fresh "
                         "context each (default 1: a fresh context per page)")
     p.add_argument("--allow-private", action="store_true",
                    help="allow private, loopback and link-local addresses (the demo site, tests)")
