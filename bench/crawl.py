@@ -25,6 +25,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from proctree import children_cpu  # noqa: E402  (bench/ is on sys.path: the script's folder)
 
 WORDS = ("apple orchard cider press harvest blossom bee tree farmer autumn juice barrel cellar yeast "
          "ferment bottle cork taste sweet sharp dry valley river hill village market season frost").split()
@@ -133,30 +134,6 @@ class Sites:
     def close(self) -> None:
         self.conn.send("stop")
         self.proc.join(timeout=10)
-
-
-def children_cpu() -> float:
-    """CPU seconds of this process's descendants (the browsers), live ones and those they reaped."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parent, cpu = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parent[int(d)] = int(fields[1])
-        cpu[int(d)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
-    me, total = os.getpid(), 0.0
-    for pid in cpu:
-        p = parent.get(pid)
-        while p and p != me:
-            p = parent.get(p)
-        if p == me:
-            total += cpu[pid]
-    return total
 
 
 def bench_library(seeds: list[str], n_pages, render: str, render_workers: int, pages_per_browser: int = 4,

@@ -41,6 +41,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from proctree import tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
 
 THRESHOLD, NGRAM, NUM_PERM = 0.8, 5, 128
 
@@ -370,28 +371,6 @@ print(json.dumps({"secs": secs, "dropped": dropped, "cpu_s": cpu,
 '''
 
 
-def _tree_rss_mb(root: int) -> float:
-    """Summed RSS of process `root` and all its descendants, from /proc."""
-    children = defaultdict(list)
-    rss = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            children[int(fields[1])].append(int(d))
-            rss[int(d)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            continue
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        total += rss.get(pid, 0)
-        todo.extend(children.get(pid, ()))
-    return total / 2**20
-
-
 def memory(n: int, mode: str, scratch: Path, beam_args=()):
     child = scratch / "memory_child.py"
     child.write_text(MEMORY_CHILD)
@@ -401,7 +380,7 @@ def memory(n: int, mode: str, scratch: Path, beam_args=()):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tree_peak = 0.0
     while proc.poll() is None:  # the whole process tree, sampled (worker processes included)
-        tree_peak = max(tree_peak, _tree_rss_mb(proc.pid))
+        tree_peak = max(tree_peak, tree_rss_mb(proc.pid))
         time.sleep(0.25)
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t
