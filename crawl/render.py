@@ -184,12 +184,11 @@ class _Browser:
         job.begin()
         try:
             job.res.requests += 1
-            parts = urlsplit(u)
-            if parts.scheme in ("http", "https") and parts.netloc:
-                job.origins.add(f"{parts.scheme}://{parts.netloc}")
             if not (u.startswith("http://") or u.startswith("https://")):
                 job.res.blocked.append((u[:200], "bad_scheme"))
                 return await _quiet(route.abort("blockedbyclient"))
+            parts = urlsplit(u)
+            job.origins.add(f"{parts.scheme}://{parts.netloc}")
             try:
                 own = req.frame.page is job.page
             except Exception:  # noqa: BLE001  (no frame: a service worker's request)
@@ -246,10 +245,16 @@ class _Browser:
             raise
         return tab
 
-    def _take_tab(self, host: str) -> "_Tab | None":
+    def _take_tab(self, host: str, tab: "_Tab | None" = None) -> "_Tab | None":
+        """Remove an idle context of `host` from the pool (the given one, else the newest) and return it."""
         tabs = self._idle.get(host)
-        tab = tabs.pop() if tabs else None
-        if tabs is not None and not tabs:
+        if not tabs:
+            return None
+        if tab is None:
+            tab = tabs.pop()
+        else:
+            tabs.remove(tab)
+        if not tabs:
             del self._idle[host]
         return tab
 
@@ -271,14 +276,10 @@ class _Browser:
         if not keep:
             await _quiet(tab.ctx.close())
             return
-        idle = self._idle.setdefault(tab.host, [])
-        idle.append(tab)
+        self._idle.setdefault(tab.host, []).append(tab)
         while sum(len(v) for v in self._idle.values()) > max(1, self.config.pages_per_browser):
-            oldest = min(self._idle, key=lambda h: min(t.since for t in self._idle[h]))
-            victim = min(self._idle[oldest], key=lambda t: t.since)
-            self._idle[oldest].remove(victim)
-            if not self._idle[oldest]:
-                del self._idle[oldest]
+            victim = min((t for tabs in self._idle.values() for t in tabs), key=lambda t: t.since)
+            self._take_tab(victim.host, victim)
             await _quiet(victim.ctx.close())
 
     async def _render(self, url: str, body: bytes | None, content_type: str) -> RenderResult:
