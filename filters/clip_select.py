@@ -12,11 +12,11 @@ k-th best score itself. Both accumulators are small dicts whatever the number of
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
 from corpus.errors import ConfigError
+from filters.float_order import order_key
 
 R_LOW_CLIP = "clip_low_score"
 
@@ -59,12 +59,6 @@ def cutoff(scores: Iterable[float], cfg: ClipSelectConfig) -> float:
 
 
 COARSE_SHIFT = 48
-
-
-def order_key(x: float) -> int:
-    """A 64-bit unsigned integer that sorts like the float."""
-    (bits,) = struct.unpack(">Q", struct.pack(">d", float(x)))
-    return bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | (1 << 63)
 
 
 def coarse_bin(x: float) -> int:

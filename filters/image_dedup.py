@@ -15,8 +15,9 @@ pipelines/dedup.py's ConnectedComponents.
 """
 from __future__ import annotations
 
-import struct
 from typing import Iterable, Iterator
+
+from filters.float_order import order_key
 
 R_DUP_EXACT = "duplicate_image_exact"
 R_DUP_NEAR = "duplicate_image_near"
@@ -81,9 +82,7 @@ def find_duplicates(items: Iterable[tuple[str, str, str | None, str, tuple]], ma
 
 def float_order_hex(x: float) -> str:
     """16 hex digits that sort like the float (-inf < ... < -0.0 <= 0.0 < ... < inf)."""
-    (bits,) = struct.unpack(">Q", struct.pack(">d", float(x)))
-    bits = bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | (1 << 63)
-    return f"{bits:016x}"
+    return f"{order_key(x):016x}"
 
 
 def node_key(group: str, priority: float, pid: str, sha: str) -> str:
