@@ -210,23 +210,15 @@ class _Signatures(beam.DoFn):
 
 
 def _unpack_partition(item):
-    """(partition, packs) -> (bucket, [(member, fp), ...]) for every bucket with two or more
-    entries; member = key hash (packs of three byte strings, as _Signatures writes them) or key
-    (packs of four: bucket ids, fingerprints, key lengths, keys)."""
+    """(partition, packs) -> (bucket, [(key hash, fp), ...]) for every bucket with two or more
+    entries; packs of three byte strings (bucket ids, fingerprints, key hashes), as _Signatures
+    writes them."""
     _, packs = item
     ids, fps, members = [], [], []
-    for pack in packs:
-        ids.append(np.frombuffer(pack[0], dtype=np.uint64))
-        if len(pack) == 3:
-            fps.append(np.frombuffer(pack[1], dtype=np.uint32).astype(np.uint64))
-            members.append(np.frombuffer(pack[2], dtype=np.uint64))
-            continue
-        _, fp_bytes, len_bytes, blob = pack
-        fps.append(np.frombuffer(fp_bytes, dtype=np.uint64))
-        ends = np.cumsum(np.frombuffer(len_bytes, dtype=np.uint32), dtype=np.int64)
-        starts = ends - np.frombuffer(len_bytes, dtype=np.uint32)
-        members.append(np.array([blob[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())],
-                                dtype=object))
+    for id_bytes, fp_bytes, kh_bytes in packs:
+        ids.append(np.frombuffer(id_bytes, dtype=np.uint64))
+        fps.append(np.frombuffer(fp_bytes, dtype=np.uint32).astype(np.uint64))
+        members.append(np.frombuffer(kh_bytes, dtype=np.uint64))
     if not ids:
         return
     ids, fps, members = np.concatenate(ids), np.concatenate(fps), np.concatenate(members)
@@ -241,7 +233,7 @@ def _unpack_partition(item):
 
 
 def _candidate_pairs(item):
-    """Bucket -> candidate pairs (a, b), a < b (keys or key hashes)."""
+    """Bucket -> candidate pairs (a, b), a < b, of key hashes."""
     _, members = item
     by_fp: dict[int, set] = {}
     for key, fp in members:
@@ -266,11 +258,6 @@ def _candidate_pairs(item):
                 yield heads[i - 1], heads[i]
 
 
-def _one_sig(sigs: Iterable[bytes]):
-    sigs = list(sigs)
-    return min(sigs) if sigs else None  # duplicate keys with different text: deterministic pick
-
-
 def _by_key(values: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:
     """(key, data) values under one key hash -> key -> data; one key twice (duplicate keys with
     different text): the smallest data, a deterministic pick."""
@@ -282,16 +269,6 @@ def _by_key(values: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:
 
 
 def _half_join(item):
-    """key b with its signature and the smaller keys it pairs with -> (a, (b, sig_b))."""
-    b, grouped = item
-    sig = _one_sig(grouped["sig"])
-    if sig is None:
-        return
-    for a in set(grouped["pair"]):
-        yield a, (b, sig)
-
-
-def _half_join_hashed(item):
     """key hash hb with its documents' data and the key hashes it pairs with -> (ha, (key, data))."""
     _, grouped = item
     docs = _by_key(grouped["sig"])
@@ -304,17 +281,6 @@ def _half_join_hashed(item):
 
 
 def _verify(item, threshold, similarity=signature_jaccard):
-    a, grouped = item
-    sig_a = _one_sig(grouped["sig"])
-    if sig_a is None:
-        return
-    va = np.frombuffer(sig_a, dtype=np.uint32)
-    for b, sig_b in grouped["half"]:
-        if similarity(va, np.frombuffer(sig_b, dtype=np.uint32)) >= threshold:
-            yield a, b
-
-
-def _verify_hashed(item, threshold, similarity=signature_jaccard):
     """key hash ha with its documents' data and its partners' (key, data) -> edges (a, b), a < b,
     between real keys."""
     _, grouped = item
@@ -327,18 +293,16 @@ def _verify_hashed(item, threshold, similarity=signature_jaccard):
 
 
 class VerifiedEdges(beam.PTransform):
-    """(sigs: PCollection[(key, signature bytes)], band entries: PCollection[(bucket, (key, fp))]
-    or, when `packed`, PCollection[(partition, packed entries)] as _Signatures writes them)
-    -> PCollection[(a, b)] edges, a < b, signature Jaccard >= threshold.
+    """(data: PCollection[(key hash, (key, data bytes))], band entries: PCollection[(bucket,
+    (key hash, fp))] or, when `packed`, PCollection[(partition, packed entries)], both as
+    _Signatures writes them) -> PCollection[(a, b)] edges between keys, a < b, Jaccard >= threshold.
 
-    With verify="exact" the data are sorted distinct shingle hashes as uint32 bytes instead and
-    an edge needs the exact shingle-set Jaccard >= threshold. With `hashed`, the inputs are as
-    NearDedup's _Signatures writes them: (key hash, (key, data)) and band entries of key hashes;
-    the edges are still between keys."""
+    Data: the signature (verify="signature": its estimated Jaccard is compared) or the sorted
+    distinct shingle hashes (verify="exact": the exact shingle-set Jaccard), as uint32 bytes."""
 
-    def __init__(self, threshold: float, packed: bool = False, verify: str = "signature", hashed: bool = False):
+    def __init__(self, threshold: float, packed: bool = False, verify: str = "signature"):
         super().__init__()
-        self.threshold, self.packed, self.hashed = threshold, packed, hashed
+        self.threshold, self.packed = threshold, packed
         self.similarity = similarity_for(verify)
 
     def expand(self, pcolls):
@@ -352,11 +316,10 @@ class VerifiedEdges(beam.PTransform):
                  | "Distinct" >> beam.Distinct())
         half = ({"sig": sigs, "pair": pairs | "ByLarger" >> beam.Map(lambda p: (p[1], p[0]))}
                 | "JoinLarger" >> beam.CoGroupByKey()
-                | "Half" >> beam.FlatMap(_half_join_hashed if self.hashed else _half_join))
+                | "Half" >> beam.FlatMap(_half_join))
         return ({"sig": sigs, "half": half}
                 | "JoinSmaller" >> beam.CoGroupByKey()
-                | "Verify" >> beam.FlatMap(_verify_hashed if self.hashed else _verify,
-                                           threshold=t, similarity=self.similarity))
+                | "Verify" >> beam.FlatMap(_verify, threshold=t, similarity=self.similarity))
 
 
 # --------------------------------------------------------------------------- connected components
@@ -474,8 +437,7 @@ class NearDedup(beam.PTransform):
                                                             self.verify))
                    .with_outputs(_Signatures.BANDS, main="sigs"))
         edges = ((sig_out.sigs, sig_out[_Signatures.BANDS])
-                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0, verify=self.verify,
-                                           hashed=True))
+                 | "Edges" >> VerifiedEdges(self.threshold, packed=self.bucket_partitions > 0, verify=self.verify))
         labels = edges | "Components" >> ConnectedComponents(self.max_rounds)
         sizes = (labels | "Roots" >> beam.Map(lambda nr: (nr[1], 1))
                  | "Sizes" >> beam.CombinePerKey(sum))

@@ -153,6 +153,6 @@ def test_verified_edges_with_colliding_key_hashes_compare_real_keys(tmp_path):
         data = p | "Data" >> beam.Create([(7, ("a", sets["a"])), (7, ("b", sets["b"])), (9, ("c", sets["c"])),
                                           (11, ("far", sets["far"]))])
         bands = p | "Bands" >> beam.Create([(100, (7, 1)), (100, (9, 2)), (100, (11, 3))])
-        ((data, bands) | VerifiedEdges(0.8, verify="exact", hashed=True)
+        ((data, bands) | VerifiedEdges(0.8, verify="exact")
          | beam.combiners.ToList() | beam.Map(lambda e: path.write_text(json.dumps(sorted(e)))))
     assert [tuple(e) for e in json.loads(path.read_text())] == [("a", "c"), ("b", "c")]
