@@ -9,7 +9,7 @@
    and real index pages (genindex, module index, tables of contents).
 3. Split by page (hash of the page path): 80% train, 20% held out. Salad and generated negatives
    for the held-out set come from held-out pages and a different seed: training never sees them.
-4. Train with `cidermill train-quality` (the same command users run), then report precision and
+4. Train with `filters.quality_model.train_quality_model` (what `cidermill train-quality` calls), then report precision and
    recall of the hq class on the held-out set, and on the demo site's labelled pages (good vs low,
    another distribution); written to filters/models/quality.eval.json.
 """
@@ -18,11 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 import xxhash
+
+from filters.quality_model import read_texts, train_quality_model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "models", "quality.ftz")
@@ -104,9 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         paths[k] = os.path.join(a.scratch, f"{k}.txt")
         _write(paths[k], v)
         print(f"{k}: {len(v)} documents", flush=True)
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "train-quality", "--positive", paths["train_pos"],
-                    "--negative", paths["train_neg"], "--out", a.out, "--seed", str(a.seed)],
-                   check=True, cwd=os.path.dirname(HERE))
+    # the same library call `cidermill train-quality` makes, with that verb's defaults
+    train_quality_model(read_texts(paths["train_pos"]), read_texts(paths["train_neg"]), a.out, seed=a.seed)
     ev = evaluate(a.out, sets["test_pos"], sets["test_neg"])
     ev["data"] = "python3.11-doc + debian-reference-{en,de,fr,es,it,pt,ja,zh-cn}; split by page, 20% held out"
     ev["demo_site_good_vs_low"] = demo_site_eval(a.out)

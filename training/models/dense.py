@@ -11,7 +11,7 @@ import torch.nn as nn
 
 from training.models.base import LanguageModel
 from training.models.config import ModelConfig
-from training.models.layers import TransformerLayer
+from training.models.block import TransformerLayer
 
 
 class DenseTransformer(LanguageModel):

@@ -128,25 +128,3 @@ class Attention(nn.Module):
                           doc_ids=doc_ids if cache is None else None, impl=self.impl)
         y = y.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)
         return self.wo(y), (k, v)
-
-
-class TransformerLayer(nn.Module):
-    """Pre-norm block: ``x += attn(norm(x)); x += mlp(norm(x))``; mlp is SwiGLU or MoE."""
-
-    def __init__(self, cfg: ModelConfig, i: int, has_kv: bool = True):
-        super().__init__()
-        from training.models.moe import MoE  # moe.py imports SwiGLU from here
-
-        self.index = i
-        self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps, cfg.kernels)
-        self.attn = Attention(cfg, window=cfg.layer_window(i), use_rope=cfg.layer_uses_rope(i),
-                              has_kv=has_kv)
-        self.mlp_norm = RMSNorm(cfg.d_model, cfg.norm_eps, cfg.kernels)
-        self.mlp = MoE(cfg) if cfg.is_moe_layer(i) else SwiGLU(cfg.d_model, cfg.ffn_hidden, cfg.kernels)
-
-    def forward(self, x, rope=None, doc_ids=None, cache=None, shared_kv=None):
-        """Returns ``(x, (k, v), aux_loss or None)``."""
-        h, kv = self.attn(self.attn_norm(x), rope, doc_ids, cache, shared_kv)
-        x = x + h
-        h, aux = self.mlp(self.mlp_norm(x))
-        return x + h, kv, aux
