@@ -1,4 +1,4 @@
-"""The manifest.json of a shard dataset (the contract in DESIGN.md): what a directory holds.
+"""The manifest.json of a shard dataset (the contract in docs/ARCHITECTURE.md): what a directory holds.
 
 The manifest is written last, so a directory without one is never a complete dataset.
 """

@@ -2,8 +2,7 @@
 
 Document label + confidence on the whole text, and per-paragraph labels so a reviewer can see
 mixed-language pages (`language_mixed` = share of characters in paragraphs of another language).
-fastText 0.9.3 under numpy 2 cannot use `model.predict`; `model.f.predict(text + "\\n", ...)` works
-(DESIGN.md).
+fastText 0.9.3 under numpy 2 cannot use `model.predict`; `model.f.predict(text + "\\n", ...)` works.
 """
 from __future__ import annotations
 

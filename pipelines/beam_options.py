@@ -1,7 +1,7 @@
 """Beam pipeline options for every Beam verb: unknown CLI --flags pass straight through.
 
 The local default is the in-process FnApiRunner: Beam's DirectRunner would first try to download
-the Prism binary, which cannot work offline (DESIGN.md). Any --runner given wins.
+the Prism binary, which cannot work offline. Any --runner given wins.
 """
 from __future__ import annotations
 

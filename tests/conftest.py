@@ -1,4 +1,4 @@
-"""Test-wide setup. TRITON_INTERPRET must be set before anything imports triton (DESIGN.md).
+"""Test-wide setup. TRITON_INTERPRET must be set before anything imports triton (kernels on CPU tensors need the interpreter).
 
 Tests use tiny models and run on a 2-core machine where one torch thread per process is faster
 than two (and several test processes, Beam workers or torchrun ranks may run at once).

@@ -11,7 +11,7 @@ INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def configs(gpu: list[dict], interp: dict, num_warps: int = 4, num_stages: int = 2):
-    """Autotune configs: the GPU list normally, ONE config under the interpreter (DESIGN.md)."""
+    """Autotune configs: the GPU list normally, ONE config under the interpreter, where several configs fail."""
     if INTERPRET:
         return [triton.Config(interp, num_warps=1, num_stages=1)]
     out = []
