@@ -57,24 +57,10 @@ def tokens(scratch: str) -> dict[str, np.ndarray]:
     return {s: np.load(f) for s, f in files.items()}
 
 
-def batches(ids: np.ndarray, batch: int, seq: int = SEQ, seed: int = 0):
-    """Endless random windows of seq+1 tokens: (inputs, targets) [batch, seq]."""
-    g = np.random.default_rng(seed)
-    while True:
-        starts = g.integers(0, len(ids) - seq - 1, batch)
-        x = torch.from_numpy(np.stack([ids[s:s + seq + 1] for s in starts]).astype(np.int64))
-        yield x[:, :-1], x[:, 1:]
-
-
-def eval_windows(ids: np.ndarray, n: int, seq: int = SEQ) -> torch.Tensor:
-    """n fixed, non-overlapping windows of seq+1 tokens spread over the split: [n, seq+1]."""
-    step = (len(ids) - seq - 1) // n
-    return torch.from_numpy(np.stack([ids[i * step:i * step + seq + 1] for i in range(n)]).astype(np.int64))
-
-
 def float_model(scratch: str, steps: int = 2000, batch: int = 8, lr: float = 3e-3, log=print):
     """The trained float ``tiny`` (trained once, then loaded from SCRATCH/float)."""
     from training.checkpoint import load_model_from_checkpoint, save_model_weights
+    from training.quant.data import batches
     from training.models import build_model, get_preset
     from training.schedule import lr_at
 
@@ -87,7 +73,7 @@ def float_model(scratch: str, steps: int = 2000, batch: int = 8, lr: float = 3e-
     model = build_model(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1, betas=(0.9, 0.95))
     t0 = time.process_time()
-    for step, (x, y) in zip(range(steps), batches(data["train"], batch)):
+    for step, (x, y) in zip(range(steps), batches(data["train"], batch, SEQ)):
         for group in opt.param_groups:
             group["lr"] = lr_at(step, lr, steps, 100, "cosine", 0.1)
         loss = model(x, targets=y).loss

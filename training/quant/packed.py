@@ -52,8 +52,11 @@ def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
 
 
 def save_packed(path: str, config: dict, qweights: dict[str, QuantizedWeight],
-                float_tensors: dict[str, torch.Tensor], quant: dict | None = None) -> str:
-    """Write the packed file atomically. ``float_tensors``: every non-quantised tensor to keep."""
+                float_tensors: dict[str, torch.Tensor], quant: dict | None = None,
+                float_dtype: torch.dtype | None = None) -> str:
+    """Write the packed file atomically. ``float_tensors``: every non-quantised tensor to keep,
+    cast to ``float_dtype`` if given (e.g. bf16 for a float embedding; the default keeps their
+    dtype, which keeps the round trip exact)."""
     from safetensors.torch import save_file
 
     tensors, header = {}, {}
@@ -64,8 +67,10 @@ def save_packed(path: str, config: dict, qweights: dict[str, QuantizedWeight],
     for name, t in float_tensors.items():
         if name in qweights:
             continue
-        tensors[name] = t.detach().contiguous()
-        header[name] = {"kind": kind_of(name), "bits": 8 * t.element_size(), "shape": list(t.shape)}
+        t = t.detach().to(float_dtype or t.dtype).contiguous()
+        tensors[name] = t
+        header[name] = {"kind": kind_of(name), "bits": 8 * t.element_size(), "shape": list(t.shape),
+                        "dtype": str(t.dtype).removeprefix("torch.")}
     meta = {"format": FORMAT, "config": config, "quant": quant, "tensors": header}
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"
@@ -132,9 +137,12 @@ def load_packed(path: str, device: str = "cpu"):
             t = tensors.get(name)
             if t is None:
                 raise CidermillError(f"{path}: tensor {name} is in the header but not in the file")
-            _check(path, name, t, own[name].dtype, s["shape"])
+            dtype = getattr(torch, s.get("dtype", ""), None)
+            if not isinstance(dtype, torch.dtype):
+                raise CidermillError(f"{path}: tensor {name} has an unknown dtype {s.get('dtype')!r} in the header")
+            _check(path, name, t, dtype, s["shape"])
             expected.add(name)
-            state[name] = t
+            state[name] = t.to(own[name].dtype)
     extra = sorted(set(tensors) - expected)
     if extra:
         raise CidermillError(f"{path}: tensors not described by the header: {extra[:3]}")
