@@ -192,3 +192,14 @@ def test_int8_kv_cache_loss_close_to_float():
     full = evaluate.heldout_loss(m, w)
     assert evaluate.cached_loss(m, w, kv_int8=False) == pytest.approx(full, abs=1e-4)
     assert evaluate.cached_loss(m, w, kv_int8=True) == pytest.approx(full, abs=2e-2)
+
+
+def test_packed_linears_kept_packed_match_the_dequantised_model(qat_file):
+    from training.quant.packed_linear import PackedLinear2
+    _, path = qat_file
+    flat, _ = packed.load_packed(path)
+    kept, _ = packed.load_packed(path, keep_packed=True)
+    assert sum(isinstance(m, PackedLinear2) for m in kept.modules()) == 4 * 7
+    ids = _ids(2, 10)
+    with torch.no_grad():
+        torch.testing.assert_close(kept(ids).logits, flat(ids).logits, atol=1e-5, rtol=1e-5)

@@ -100,8 +100,9 @@ def _check(path: str, name: str, t: torch.Tensor, dtype: torch.dtype, shape: lis
                              f"says {dtype} {shape}")
 
 
-def load_packed(path: str, device: str = "cpu"):
-    """``(model, header)``: a plain float model holding the dequantised weights."""
+def load_packed(path: str, device: str = "cpu", keep_packed: bool = False):
+    """``(model, header)``: a plain float model holding the dequantised weights; with
+    ``keep_packed`` its 2-bit Linears are ``PackedLinear2`` modules holding the codes instead."""
     from safetensors.torch import load_file
 
     from training.models import build_model, config_from_dict
@@ -116,7 +117,7 @@ def load_packed(path: str, device: str = "cpu"):
         raise CidermillError(f"{path}: header tensors do not match the model "
                              f"(unexpected {extra[:3]}, missing {missing[:3]})")
     expected = set()
-    state = {}
+    state, packed_linears = {}, {}
     for name, s in spec.items():
         if list(own[name].shape) != list(s["shape"]):
             raise CidermillError(f"{path}: header shape of {name} {s['shape']} does not fit the model "
@@ -133,6 +134,8 @@ def load_packed(path: str, device: str = "cpu"):
             _check(path, f"{name}.scale", scale, torch.float16, [out, inp // group])
             expected |= {f"{name}.codes", f"{name}.scale"}
             state[name] = QuantizedWeight(unpack(codes, bits), scale, bits, group).dequantize()
+            if keep_packed and bits == 2 and s["kind"] == "linear":
+                packed_linears[name.removesuffix(".weight")] = (codes, scale, group)
         else:
             t = tensors.get(name)
             if t is None:
@@ -147,6 +150,12 @@ def load_packed(path: str, device: str = "cpu"):
     if extra:
         raise CidermillError(f"{path}: tensors not described by the header: {extra[:3]}")
     model.load_state_dict(state, strict=True)
+    if packed_linears:
+        from training.quant.packed_linear import PackedLinear2
+        for mod_name, (codes, scale, group) in packed_linears.items():
+            parent_name, _, attr = mod_name.rpartition(".")
+            setattr(model.get_submodule(parent_name), attr,
+                    PackedLinear2(codes, scale, group, impl=model.config.kernels))
     return model.to(device), header
 
 
