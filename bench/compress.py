@@ -158,7 +158,6 @@ def main() -> None:
         path, rep = export("qat2-emb4", m, qce, None)
         qat_only = loss_of_packed(path)
         ml, lfit, ad_bytes = with_lora(path)
-        torch.save(ml.state_dict(), os.path.join(files, "qat2-emb4-lora.pt"))
         return {"loss": evaluate.heldout_loss(ml, held), "loss_before_lora": qat_only, "fit": fit,
                 "lora_fit": lfit, "adapter_bytes": ad_bytes, **size_fields(rep, ad_bytes)}
     rows["emb4"] = row("emb4", r_emb4)
