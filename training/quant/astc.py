@@ -5,11 +5,13 @@ weight matrix ``[out, in]`` becomes an 8-bit single-channel image, ``astcenc -cl
 and ``astcenc -dl`` decodes it back; the decoded texels are mapped back to weights in torch.
 
 Scaling (``scaling="row"``, the default): each output row is mapped by its own min and max
-(two fp16 numbers per row) onto 0..255 before encoding. One global scale wastes the 8-bit range
-on the rows with the largest weights (relative error about 0.2 on a trained matrix); per-row
-scaling gives every row the full range for 32 bits per row (0.25 bits per weight at 128 inputs,
-0.016 at 2048). Per-block scales would cost two fp16 per 36 weights (0.9 bits per weight) on top
-of the 3.56. ``scaling="global"`` is kept for comparison.
+(two fp16 numbers per row) onto 0..255 before encoding, so a row of small weights is not squeezed
+into a few of the 256 levels by another row's outliers; it costs 32 bits per row (0.25 bits per
+weight at 128 inputs, 0.016 at 2048). Per-block scales would cost two fp16 per 36 weights (0.9 bits
+per weight) on top of the 3.56. On the bench's trained model per-row scaling lowers the error only a
+little against ``scaling="global"`` (kept for comparison; bench/results/compress.json): most of
+the error is ASTC's own per-block approximation (two endpoints and interpolated weights per 6x6
+block), which no scaling scheme removes.
 
 Bits per weight are measured from the ``.astc`` files' sizes (16-byte header included) plus the
 scales. A missing ``astcenc`` is refused with one line.
