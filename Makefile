@@ -25,6 +25,8 @@ system-deps:
 	else \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-noto-cjk; \
 	fi
+	@# astcenc: ARM's ASTC encoder for `cidermill compress astc`
+	@command -v astcenc >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq astcenc; }
 
 demo: setup
 	$(VENV)/bin/cidermill demo

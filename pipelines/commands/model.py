@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-HELP = "model presets: info PRESET (parameters, KV bytes per token, sync points), list"
+HELP = "model presets: info PRESET (parameters, KV bytes per token, sync points), list; info --checkpoint X"
 BEAM = False
 
 
@@ -11,7 +11,9 @@ def configure(p):
     sub = p.add_subparsers(dest="model_cmd", metavar="info|list", required=True)
     i = sub.add_parser("info", help="total and active parameters, KV cache bytes per token, "
                                     "synchronisation points per forward (built on the meta device: instant)")
-    i.add_argument("preset", help="preset name (see `cidermill model list`)")
+    i.add_argument("preset", nargs="?", help="preset name (see `cidermill model list`)")
+    i.add_argument("--checkpoint", help="a checkpoint directory or packed file: bits per weight per tensor "
+                                        "kind, file size, KV bytes per token (e.g. --checkpoint out/qat2/model.packed)")
     i.add_argument("--json", action="store_true", help="print the figures and the config as JSON")
     sub.add_parser("list", help="preset names with their architecture and size")
 
@@ -66,6 +68,12 @@ def run(args, beam_args) -> int:
             print(f"{name:14s} {info['arch']:9s} total {_n(info['params_total']):>24s}  "
                   f"active {_n(info['params_active'])}")
         return 0
+    if args.checkpoint:
+        from pipelines.commands.model_size import print_checkpoint_info
+        return print_checkpoint_info(args.checkpoint, args.json)
+    if not args.preset:
+        from corpus.errors import CidermillError
+        raise CidermillError("model info needs a PRESET or --checkpoint X")
     info = describe(get_preset(args.preset))
     if args.json:
         print(json.dumps(info, indent=1))

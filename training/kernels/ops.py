@@ -113,3 +113,10 @@ def dequantize_kv_int8(q, scale, dtype: torch.dtype = torch.float32, impl: str =
     if resolve_impl(impl, scale) == "reference":
         return ref.dequantize_kv_int8(q, scale, dtype)
     return _k("kv_int8").dequantize_kv_int8(q, scale, dtype)
+
+
+def dequant2_matmul(x, codes, scale, group: int, impl: str = "auto"):
+    """``x [..., K] @ W.T`` with W 2-bit packed (codes ``[N, K/4]`` uint8, fp16 scale ``[N, K/group]``)."""
+    if resolve_impl(impl, x) == "reference":
+        return ref.dequant2_matmul(x, codes, scale, group)
+    return _k("dequant2_matmul").dequant2_matmul(x, codes, scale, group)

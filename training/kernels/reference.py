@@ -160,3 +160,12 @@ def quantize_kv_int8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 def dequantize_kv_int8(q: torch.Tensor, scale: torch.Tensor,
                        dtype: torch.dtype = torch.float32) -> torch.Tensor:
     return (q.float() * scale.float()).to(dtype)
+
+
+def dequant2_matmul(x: torch.Tensor, codes: torch.Tensor, scale: torch.Tensor, group: int) -> torch.Tensor:
+    """``x @ W.T`` for 2-bit packed ``W``: codes uint8 ``[N, K/4]`` (four a byte, first weight in
+    the lowest bits), scale fp16 ``[N, K/group]``, weight = ``(code - 1.5) * scale``."""
+    shifts = torch.arange(4, device=codes.device, dtype=torch.int32) * 2
+    c = ((codes.to(torch.int32)[..., None] >> shifts) & 3).reshape(codes.shape[0], -1)
+    w = (c.float() - 1.5).reshape(c.shape[0], -1, group) * scale.float()[..., None]
+    return (x.float() @ w.reshape(c.shape).t()).to(x.dtype)

@@ -1,0 +1,138 @@
+"""LoRA recovery adapters on the frozen, quantised base (peft), saved apart from the base.
+
+The report trains rank-32 (alpha 16) low-rank adapters on additional data to win back what
+compression costs. peft does the LoRA part on the project's own nn.Modules
+(``inject_adapter_in_model``: no transformers model needed); the base weights are the dequantised
+grid values (a packed file loaded, or ``fake_quant.plain_state_dict`` of a QAT model), frozen, so
+training sees exactly the quantised model.
+
+An adapter directory is peft's format plus one file naming its base::
+
+    adapter_config.json         peft LoraConfig
+    adapter_model.safetensors   the A/B matrices (peft's key names)
+    cidermill_base.json         {"preset": ..., "config_sha256": ..., "weights_sha256": ...}
+
+``load_adapter`` refuses an adapter whose base fingerprint differs from the model it is given:
+an adapter trained on one quantised base is meaningless on another.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import torch
+import torch.nn as nn
+
+from corpus.errors import CidermillError
+from training.quant.fake_quant import DECODER_LINEARS
+
+BASE_FILE = "cidermill_base.json"
+ADAPTER_NAME = "default"
+
+
+def base_fingerprint(model: nn.Module) -> dict:
+    """Preset name and sha256 of the config and of the (effective) weights, by sorted name."""
+    cfg = model.config.to_dict()
+    cfg.pop("kernels", None)
+    h = hashlib.sha256()
+    for name, t in sorted(_base_state(model).items()):
+        h.update(name.encode())
+        h.update(t.detach().float().contiguous().cpu().numpy().tobytes())
+    return {"preset": model.config.name,
+            "config_sha256": hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest(),
+            "weights_sha256": h.hexdigest()}
+
+
+def _base_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """Base weights with peft's wrapping removed from the names (adapters excluded)."""
+    out = {}
+    for name, t in model.state_dict().items():
+        if "lora_" in name:
+            continue
+        out[name.replace(".base_layer.", ".")] = t
+    return out
+
+
+def lora_config(rank: int = 32, alpha: int = 16, targets=DECODER_LINEARS, dropout: float = 0.0):
+    from peft import LoraConfig
+    return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, bias="none",
+                      target_modules=[t.split(".")[-1] for t in targets])
+
+
+def add_lora(model: nn.Module, rank: int = 32, alpha: int = 16, targets=DECODER_LINEARS) -> nn.Module:
+    """Freeze the base and inject trainable LoRA A/B into the targeted Linears (in place)."""
+    from peft import inject_adapter_in_model
+
+    fingerprint = base_fingerprint(model)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model = inject_adapter_in_model(lora_config(rank, alpha, targets), model, adapter_name=ADAPTER_NAME)
+    model.cidermill_base = fingerprint
+    return model
+
+
+def save_adapter(model: nn.Module, out_dir: str) -> str:
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import save_file
+
+    cfg = model.peft_config[ADAPTER_NAME]
+    tmp = out_dir.rstrip("/") + ".tmp"
+    os.makedirs(tmp, exist_ok=True)
+    cfg.save_pretrained(tmp)
+    state = get_peft_model_state_dict(model, adapter_name=ADAPTER_NAME)
+    save_file({k: v.detach().contiguous() for k, v in state.items()},
+              os.path.join(tmp, "adapter_model.safetensors"))
+    with open(os.path.join(tmp, BASE_FILE), "w") as f:
+        json.dump(model.cidermill_base, f, indent=1)
+    if os.path.exists(out_dir):
+        import shutil
+        shutil.rmtree(out_dir)
+    os.replace(tmp, out_dir)
+    return out_dir
+
+
+def load_adapter(model: nn.Module, adapter_dir: str) -> nn.Module:
+    """Inject the saved adapter into ``model`` (its base must match the adapter's fingerprint)."""
+    from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    base_file = os.path.join(adapter_dir, BASE_FILE)
+    if not os.path.exists(base_file):
+        raise CidermillError(f"{adapter_dir}: not a cidermill adapter (no {BASE_FILE})")
+    with open(base_file) as f:
+        want = json.load(f)
+    have = base_fingerprint(model)
+    if want != have:
+        what = "preset" if want.get("preset") != have["preset"] else (
+            "config" if want.get("config_sha256") != have["config_sha256"] else "weights")
+        raise CidermillError(f"{adapter_dir}: adapter is for another base model ({what} differ: adapter "
+                             f"{want.get('preset')} vs model {have['preset']})")
+    cfg = LoraConfig.from_pretrained(adapter_dir)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model = inject_adapter_in_model(cfg, model, adapter_name=ADAPTER_NAME)
+    state = load_file(os.path.join(adapter_dir, "adapter_model.safetensors"))
+    result = set_peft_model_state_dict(model, state, adapter_name=ADAPTER_NAME)
+    if getattr(result, "unexpected_keys", None):
+        raise CidermillError(f"{adapter_dir}: adapter tensors the model has no place for: "
+                             f"{result.unexpected_keys[:3]}")
+    model.cidermill_base = have
+    return model
+
+
+@torch.no_grad()
+def merged_copy(model: nn.Module) -> nn.Module:
+    """A plain float model (same class and config) with every adapter folded into its weights."""
+    from training.models import build_model
+
+    plain = build_model(model.config)
+    base = _base_state(model)
+    mods = dict(model.named_modules())
+    for name, m in mods.items():
+        if hasattr(m, "lora_A") and ADAPTER_NAME in m.lora_A:
+            key = f"{name}.weight"
+            delta = m.get_delta_weight(ADAPTER_NAME)
+            base[key] = base[key] + delta.to(base[key].dtype)
+    plain.load_state_dict(base, strict=True)
+    return plain
