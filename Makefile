@@ -29,11 +29,19 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import fasttext; assert hasattr(fasttext, 'train_supervised'), 'fasttext lost train_supervised'"
 	@touch $(STAMP)
 
+# OCR: tesseract with the packs of the report's 15 languages (the models ship inside the packages).
+TESS_LANGS := eng fra deu ita por spa jpn kor chi-sim dan nld nor swe tur vie
 system-deps:
 	@if [ -x /usr/bin/chromium ] && fc-list 2>/dev/null | grep -qi 'Noto Sans CJK'; then \
 	  echo "chromium and CJK font present"; \
 	else \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium fonts-noto-cjk; \
+	fi
+	@if [ -x /usr/bin/tesseract ] && [ -f /usr/share/tesseract-ocr/5/tessdata/vie.traineddata ]; then \
+	  echo "tesseract and language packs present"; \
+	else \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+	    tesseract-ocr $(addprefix tesseract-ocr-,$(TESS_LANGS)); \
 	fi
 
 # Real translated text for bench/langid.py (not needed by the tests).
