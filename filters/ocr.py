@@ -69,7 +69,7 @@ def prepare(img: Image.Image, min_side: int = 900, max_scale: float = 3.0) -> Im
     g = ImageOps.grayscale(img.convert("RGB") if img.mode in ("P", "RGBA", "LA", "CMYK", "I;16") else img)
     if ImageStat.Stat(g).mean[0] < 110:   # dark theme: tesseract expects dark text on light ground
         g = ImageOps.invert(g)
-    g = ImageOps.autocontrast(g, cutoff=1)
+    g = ImageOps.autocontrast(g)  # no cutoff: on a sparse page the text is under 1% of pixels
     scale = min(max_scale, max(1.0, min_side / max(1, min(g.size))))
     if scale > 1.01:
         g = g.resize((round(g.width * scale), round(g.height * scale)), Image.LANCZOS)
@@ -122,3 +122,11 @@ def ocr(data: bytes | Image.Image, lang: str | None = "en", timeout_s: float = D
             key = (b, p, ln)
         lines[-1].append(w)
     return OcrResult(text="\n".join(" ".join(x) for x in lines), words=words, lang=code)
+
+
+def page_ocr(lang: str | None = "en", timeout_s: float = 60.0):
+    """An `image -> (text, error)` callable for whole document pages (crawl.pdf's OCR hook)."""
+    def run(img: Image.Image) -> tuple[str, str | None]:
+        r = ocr(img, lang, timeout_s=timeout_s, psm=3)
+        return r.text, r.error
+    return run
