@@ -17,7 +17,7 @@ from filters.ocr import OcrResult
 
 _TOKEN = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-DEFAULT_MIN_RECALL = 0.5
+DEFAULT_MIN_RECALL = 0.55   # chosen on dev charts by bench/ocr_threshold.py
 
 
 def _norm_tokens(s: str) -> list[str]:

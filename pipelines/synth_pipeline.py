@@ -62,7 +62,7 @@ class SynthConfig:
     table_max_rows: int = 30
     table_on_too_many_rows: str = "truncate"
     ocr_check: bool = False          # OCR every image; drop those whose drawn text cannot be read
-    ocr_min_recall: float = 0.5      # share of drawn strings OCR must read back
+    ocr_min_recall: float = 0.55     # share of drawn strings OCR must read back (bench/ocr_threshold.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> "SynthConfig":

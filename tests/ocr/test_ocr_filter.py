@@ -8,6 +8,7 @@ import pytest
 from PIL import Image
 
 from filters.ocr import available, ocr, tesseract_lang
+from filters.ocr_readback import DEFAULT_MIN_RECALL
 from pipelines.synth_ocr import check_row
 from synth.charts import make_chart
 
@@ -60,5 +61,5 @@ def test_synth_ocr_check_records_scores(tmp_path):
     out = str(tmp_path / "tables")
     s = run_synth("tables", 2, out, seed=0, languages=["en"], ocr_check=True, contact_sheets=False)
     st = read_report(out)
-    assert st.info["ocr_min_recall"] == 0.5 and s["rows"] + sum(s["dropped"].values()) == 2
+    assert st.info["ocr_min_recall"] == DEFAULT_MIN_RECALL and s["rows"] + sum(s["dropped"].values()) == 2
     assert st.stages["synth_tables"].histograms["ocr_text_recall"].counts
