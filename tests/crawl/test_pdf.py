@@ -112,3 +112,25 @@ def test_pdf_dir_import_writes_three_datasets(tmp_path):
     assert [i["type"] for i in inter["items"]] == ["image", "text", "image", "text"]
     stats = json.loads((out / "pages" / "_report" / "stats.json").read_text())
     assert stats["stages"]["pdf"]["dropped"] == {"pdf:duplicate": 1, "pdf:broken": 1}
+
+
+def test_pdf_records_in_a_warc_become_pages(tmp_path):
+    from collections import Counter
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from crawl.warc import iter_warc_pages
+    good = text_pdf(pages=1)
+    locked = _pike(good, encryption=pikepdf.Encryption(owner="o", user="u"))
+    path = tmp_path / "docs.warc.gz"
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        for url, body in (("http://a.test/manual.pdf", good), ("http://a.test/locked.pdf", locked)):
+            hdrs = StatusAndHeaders("200 OK", [("Content-Type", "application/pdf")], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=hdrs))
+    skipped = Counter()
+    rows = list(iter_warc_pages(str(path), skipped=skipped))
+    assert [r["url"] for r in rows] == ["http://a.test/manual.pdf"] and LINE in rows[0]["text"]
+    assert rows[0]["content_type"] == "application/pdf" and rows[0]["title"] == "Quince press manual"
+    assert skipped["pdf:encrypted"] == 1
