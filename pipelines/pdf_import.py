@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import asdict
 from typing import Any
 
@@ -76,7 +77,11 @@ def read_one(args: tuple[str, str, dict, str, bool]) -> dict[str, Any]:
         from filters.ocr import available, ocr as run_ocr  # noqa: PLC0415
         if available():
             use = lang or ocr_lang
+            t0 = time.monotonic()
             for p in doc.pages:
+                if time.monotonic() - t0 > limits.max_render_s:   # OCR shares the document's time cap
+                    doc.notes.append(f"ocr_time_cap:{p.number - 1}/{doc.page_count}")
+                    break
                 if p.text_source == "none" and p.image_png:
                     r = run_ocr(Image.open(io.BytesIO(p.image_png)), use, timeout_s=60.0, psm=3)
                     if r.error:
@@ -153,14 +158,19 @@ def run_pdf_import(pdf_dir: str, out_dir: str, *, limits: PdfLimits = PdfLimits(
         inter.append(it)
 
     # duplicates are decided in file order whatever the worker count: results come back in order
+    from tqdm import tqdm  # noqa: PLC0415
+    bar = tqdm(total=len(jobs), desc="pdf", unit="file", disable=not progress, leave=False)
     if workers > 1 and len(jobs) > 1:
         import multiprocessing as mp  # noqa: PLC0415
         with mp.get_context("forkserver").Pool(min(workers, len(jobs))) as pool:
             for res in pool.imap(read_one, jobs):
                 consume(res)
+                bar.update(1)
     else:
         for j in jobs:
             consume(read_one(j))
+            bar.update(1)
+    bar.close()
     config = {"pdf_dir": os.path.abspath(pdf_dir), "limits": asdict(limits), "ocr_lang": ocr_lang, "ocr": ocr}
     outs = {"pages": ("pages", PAGES, pages), "pdf_pages": ("pairs", PAIRS, pairs),
             "interleaved": ("interleaved", INTERLEAVED, inter)}
