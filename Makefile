@@ -6,9 +6,19 @@ STAMP   := $(VENV)/.cidermill-installed
 SUDO    := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps demo test bench clean-demo
+.PHONY: setup system-deps wordlists bench-deps demo test bench clean-demo
 
-setup: $(STAMP) system-deps
+setup: $(STAMP) system-deps wordlists
+
+# Safety word lists for 14 of the report's 15 languages: the npm package naughty-words (LDNOOBW,
+# CC-BY-4.0), unpacked outside git (never committed); filters/safety.py reads them from here.
+NAUGHTY_WORDS := .cache/naughty-words/package/package.json
+wordlists: $(NAUGHTY_WORDS)
+$(NAUGHTY_WORDS):
+	@command -v npm >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq npm)
+	mkdir -p .cache/naughty-words
+	cd .cache/naughty-words && npm pack --silent naughty-words@1.2.0 >/dev/null && tar xzf naughty-words-1.2.0.tgz
+	@touch $(NAUGHTY_WORDS)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -19,6 +29,8 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import fasttext; assert hasattr(fasttext, 'train_supervised'), 'fasttext lost train_supervised'"
 	@touch $(STAMP)
 
+# OCR: tesseract with the packs of the report's 15 languages (the models ship inside the packages).
+TESS_LANGS := eng fra deu ita por spa jpn kor chi-sim dan nld nor swe tur vie
 system-deps:
 	@if [ -x /usr/bin/chromium ] && fc-list 2>/dev/null | grep -qi 'Noto Sans CJK'; then \
 	  echo "chromium and CJK font present"; \
@@ -27,6 +39,16 @@ system-deps:
 	fi
 	@# astcenc: ARM's ASTC encoder for `cidermill compress astc`
 	@command -v astcenc >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq astcenc; }
+	@if [ -x /usr/bin/tesseract ] && [ -f /usr/share/tesseract-ocr/5/tessdata/vie.traineddata ]; then \
+	  echo "tesseract and language packs present"; \
+	else \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+	    tesseract-ocr $(addprefix tesseract-ocr-,$(TESS_LANGS)); \
+	fi
+
+# Real translated text for bench/langid.py (not needed by the tests).
+bench-deps:
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends installation-guide-amd64 manpages-tr manpages-nb
 
 demo: setup
 	$(VENV)/bin/cidermill demo

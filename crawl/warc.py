@@ -15,6 +15,7 @@ from crawl.charset import decode_html, looks_binary
 from crawl.crawler import PAGE_HEADERS, now_iso
 from crawl.extract import extract_page
 from crawl.fetch import HTML_TYPES, mime_of
+from crawl.pdf import PDF_TYPES, pdf_page_row
 from crawl.robots_meta import robots_flags
 from crawl.urls import host_of, try_canonicalize, url_id
 
@@ -48,6 +49,13 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
     http = rec.http_headers
     status = int(http.get_statuscode() or 0) if http is not None else 0
     ctype = (http.get_header("Content-Type") if http is not None else "") or ""
+    if mime_of(ctype) in PDF_TYPES:  # PDF documents: text layer into the same pages dataset
+        body = rec.content_stream().read(MAX_RECORD_BYTES + 1)
+        row, why = pdf_page_row(url, body, status, ctype, rec.rec_headers.get_header("WARC-Date") or now_iso(),
+                                "warc") if len(body) <= MAX_RECORD_BYTES else (None, "too_large")
+        if row is None:
+            skipped[why or "pdf:broken"] += 1
+        return row
     if mime_of(ctype) not in HTML_TYPES:
         skipped["wrong_type"] += 1
         return None

@@ -1,13 +1,21 @@
 """Safety and profanity: per-language word lists (whole-word, case-insensitive), a density
 threshold, an optional URL/domain blocklist, and a hook for a classifier.
 
-Lists live in filters/wordlists/<lang>.txt (or files named in config). Languages written without
-spaces (zh, ja) match substrings instead of words. The classifier hook names a callable
+Two sources of lists, merged per language:
+  - the project's own short lists in filters/wordlists/<lang>.txt (Apache-2.0);
+  - the LDNOOBW lists of the npm package `naughty-words` (CC-BY-4.0), which `make setup` unpacks
+    into .cache/naughty-words/ (never committed); `CIDERMILL_NAUGHTY_WORDS=DIR` points elsewhere.
+Terms the package lists but that are ordinary words of the language (Portuguese "aranha", spider)
+are removed by filters/wordlists/exclude.txt. Languages written without spaces (zh, ja) and Korean
+(whose particles attach to the word) match substrings of two or more characters; their Latin-only
+terms (`sm`, `13.`) match as whole words, so digits and acronyms do not fire inside other text.
+Multi-word terms match as whole phrases. The classifier hook names a callable
 `"package.module:function"` taking the text and returning an unsafe-probability in [0, 1].
 """
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 from urllib.parse import urlsplit
@@ -16,7 +24,10 @@ from corpus.errors import ConfigError
 from filters.base import Doc, TextFilter
 
 WORDLIST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wordlists")
-SUBSTRING_LANGS = {"zh", "ja"}
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NAUGHTY_WORDS_DIR = os.path.join(REPO_ROOT, ".cache", "naughty-words", "package")
+SUBSTRING_LANGS = {"zh", "ja", "ko"}
+_LATIN_ONLY = re.compile(r"^[\x00-\u024f\s\W]+$")
 
 
 def read_list(path: str) -> list[str]:
@@ -28,7 +39,58 @@ def read_list(path: str) -> list[str]:
 
 
 def builtin_wordlists() -> dict[str, str]:
-    return {n[:-4]: os.path.join(WORDLIST_DIR, n) for n in sorted(os.listdir(WORDLIST_DIR)) if n.endswith(".txt")}
+    return {n[:-4]: os.path.join(WORDLIST_DIR, n) for n in sorted(os.listdir(WORDLIST_DIR))
+            if n.endswith(".txt") and n != "exclude.txt"}
+
+
+def package_wordlists(directory: str | None = None) -> dict[str, str]:
+    """lang -> path of the naughty-words JSON lists found (empty when setup has not unpacked them)."""
+    d = directory or os.environ.get("CIDERMILL_NAUGHTY_WORDS") or NAUGHTY_WORDS_DIR
+    if not os.path.isdir(d):
+        return {}
+    return {n[:-5]: os.path.join(d, n) for n in sorted(os.listdir(d))
+            if n.endswith(".json") and re.fullmatch(r"[a-z]{2,3}\.json", n)}
+
+
+def read_json_list(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            terms = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{path}: cannot read word list ({e})") from None
+    if not isinstance(terms, list):
+        raise ConfigError(f"{path}: word list is not a JSON array")
+    return [" ".join(str(t).lower().split()) for t in terms if str(t).strip()]
+
+
+def exclusions() -> dict[str, set[str]]:
+    """lang -> terms never counted (ordinary words that a package list carries)."""
+    out: dict[str, set[str]] = {}
+    for line in read_list(os.path.join(WORDLIST_DIR, "exclude.txt")):
+        lang, _, term = line.partition(" ")
+        out.setdefault(lang, set()).add(term.strip())
+    return out
+
+
+def load_terms(extra: dict[str, str] | None = None, package_dir: str | None = None
+               ) -> tuple[dict[str, set[str]], dict[str, list[str]]]:
+    """(lang -> terms, lang -> sources) from the project lists, the package lists and `extra` files."""
+    terms: dict[str, set[str]] = {}
+    sources: dict[str, list[str]] = {}
+    for lang, path in builtin_wordlists().items():
+        terms.setdefault(lang, set()).update(read_list(path))
+        sources.setdefault(lang, []).append("cidermill")
+    for lang, path in package_wordlists(package_dir).items():
+        terms.setdefault(lang, set()).update(read_json_list(path))
+        sources.setdefault(lang, []).append("naughty-words")
+    for lang, path in (extra or {}).items():
+        got = read_json_list(path) if path.endswith(".json") else read_list(path)
+        terms.setdefault(lang, set()).update(got)
+        sources.setdefault(lang, []).append(path)
+    for lang, drop in exclusions().items():
+        if lang in terms:
+            terms[lang] -= drop
+    return terms, sources
 
 
 def host_blocked(url: str | None, blocked: frozenset[str]) -> bool:
@@ -38,6 +100,13 @@ def host_blocked(url: str | None, blocked: frozenset[str]) -> bool:
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
     parts = host.split(".")
     return any(".".join(parts[i:]) in blocked for i in range(len(parts)))
+
+
+def _phrase_re(phrases: list[str]) -> re.Pattern | None:
+    if not phrases:
+        return None
+    body = "|".join(r"\s+".join(map(re.escape, p.split())) for p in sorted(phrases, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
 
 
 class Safety(TextFilter):
@@ -50,16 +119,26 @@ class Safety(TextFilter):
     def __init__(self, wordlists: dict[str, str] | None = None, max_density: float = 0.01, min_hits: int = 3,
                  blocked_domains: list[str] | None = None, blocked_domains_file: str | None = None,
                  classifier: str | None = None, classifier_threshold: float = 0.5):
-        lists = builtin_wordlists()
-        lists.update(wordlists or {})
+        terms, self.sources = load_terms(wordlists)
+        self.excluded = {k: frozenset(v) for k, v in exclusions().items()}
+        self._vocab: dict[str, frozenset[str]] = {}
         self.words: dict[str, frozenset[str]] = {}
         self.substr: dict[str, re.Pattern] = {}
-        for lang, path in lists.items():
-            terms = read_list(path)
+        self.phrases: dict[str, re.Pattern] = {}
+        for lang, ts in terms.items():
+            single = {t for t in ts if " " not in t}
+            multi = sorted(t for t in ts if " " in t)
             if lang in SUBSTRING_LANGS:
-                self.substr[lang] = re.compile("|".join(map(re.escape, terms)))
-            else:
-                self.words[lang] = frozenset(terms)
+                # in-script terms as substrings (two characters or more); Latin ones as whole words
+                sub = sorted((t for t in single if not _LATIN_ONLY.match(t) and len(t) >= 2), key=len, reverse=True)
+                if sub:
+                    self.substr[lang] = re.compile("|".join(map(re.escape, sub)))
+                single = {t for t in single if _LATIN_ONLY.match(t)}
+                multi = [t for t in multi if _LATIN_ONLY.match(t)]
+            self.words[lang] = frozenset(single)
+            pat = _phrase_re(multi)
+            if pat is not None:
+                self.phrases[lang] = pat
         doms = [d.lower().strip(".") for d in (blocked_domains or [])]
         if blocked_domains_file:
             doms += [d.strip(".") for d in read_list(blocked_domains_file)]
@@ -84,13 +163,18 @@ class Safety(TextFilter):
     def score(self, doc: Doc) -> dict[str, float]:
         lang = (doc.language or "").split("-")[0]
         words = doc.words
-        hits = 0
+        # the document's language plus English: English profanity appears in every language
+        langs = [lang, "en"] if lang and lang != "en" else ["en"]
+        vocab = self._vocab.get(lang)
+        if vocab is None:
+            vocab = frozenset().union(*(self.words.get(x, frozenset()) for x in langs))
+            vocab = self._vocab[lang] = vocab - self.excluded.get(lang, frozenset())
+        hits = sum(1 for w in words if w.lower() in vocab)
+        for x in langs:
+            if x in self.phrases:
+                hits += len(self.phrases[x].findall(doc.text))
         if lang in self.substr:
-            hits = len(self.substr[lang].findall(doc.text))
-        else:
-            # all lists: profanity often crosses languages; English terms appear everywhere
-            vocab = self.words.get(lang, frozenset()) | self.words.get("en", frozenset())
-            hits = sum(1 for w in words if w.lower() in vocab)
+            hits += len(self.substr[lang].findall(doc.text.lower()))
         s = {"unsafe_words": float(hits), "unsafe_density": hits / max(len(words), 1),
              "unsafe_domain": 1.0 if host_blocked(doc.url, self.blocked) else 0.0}
         if self._classifier is not None:

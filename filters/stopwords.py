@@ -2,8 +2,11 @@
 
 Whole-word match on `filters.words.split_words` output; for Chinese and Japanese the words are
 single characters (particles), which the splitter yields one by one. Korean particles attach to
-words, so Korean has no list and the rule passes.
+words, so its list holds words that stand alone (conjunctions, bound nouns, "있는"/"하는" forms).
+Vietnamese is written with a space between syllables, so its list holds function syllables.
+Every one of the report's 15 languages has a list (`REPORT_LANGUAGES`).
 """
+REPORT_LANGUAGES = ("en", "fr", "de", "it", "pt", "es", "ja", "ko", "zh", "da", "nl", "no", "sv", "tr", "vi")
 STOP_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
     "en": "the be to of and that have with",
     "de": "der die das und ist nicht mit zu den von",
@@ -16,6 +19,8 @@ STOP_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
     "da": "og at det som en på er af for",
     "no": "og at det som en på er av for",
     "tr": "ve bir bu da de için ile",
+    "ko": "그리고 그러나 또는 및 등 수 것 있는 하는 있다 한다 이 그 더 또 때 위해 대한 같은",
+    "vi": "và của là có được trong cho không những các một người này với để đã từ khi",
     "ar": "في من على أن إلى عن هذا",
     "zh": "的 是 了 在 和 有 不 这 我",
     "ja": "の に は を た が で て と",

@@ -16,7 +16,7 @@ import pyarrow as pa
 from corpus.errors import ConfigError
 from corpus.manifest import manifest_path
 from corpus.provenance import make_provenance
-from corpus.report import ReportStats, Samples, read_report, report_dir, write_report
+from corpus.report import Histogram, ReportStats, Samples, read_report, report_dir, write_report
 from corpus.schemas import PAIRS
 from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, prepare_output_dir, write_shard_file
 
@@ -61,6 +61,8 @@ class SynthConfig:
     pages: str | None = None         # tables: PAGES dataset whose `tables` column is converted too
     table_max_rows: int = 30
     table_on_too_many_rows: str = "truncate"
+    ocr_check: bool = False          # OCR every image; drop those whose drawn text cannot be read
+    ocr_min_recall: float = 0.55     # share of drawn strings OCR must read back (bench/ocr_threshold.py)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> "SynthConfig":
@@ -88,6 +90,12 @@ class SynthConfig:
             raise ConfigError("--pages only applies to `synth tables`")
         if self.pages and not os.path.exists(manifest_path(self.pages)):
             raise ConfigError(f"{self.pages}: not a dataset (no {os.path.basename(manifest_path(self.pages))})")
+        if not 0.0 <= self.ocr_min_recall <= 1.0:
+            raise ConfigError(f"--ocr-min-recall must be between 0 and 1, got {self.ocr_min_recall}")
+        if self.ocr_check:
+            from filters.ocr import available
+            if not available():
+                raise ConfigError("--ocr-check needs tesseract (Debian tesseract-ocr; run `make system-deps`)")
         if not 1 <= self.max_qa <= 50:
             raise ConfigError(f"--max-qa must be between 1 and 50, got {self.max_qa}")
         return self
@@ -139,6 +147,8 @@ def row_stats(kind: str, rows: Sequence[dict[str, Any]], drops: Sequence[tuple[s
         stage.counters[f"language:{r['language']}"] += 1
         for q in r["qa"]:
             stage.counters[f"qa_type:{q['type']}"] += 1
+        if "ocr" in meta:
+            stage.histograms.setdefault("ocr_text_recall", Histogram(0.0, 1.0)).add(meta["ocr"]["ocr_text_recall"])
         if kind == "charts":
             stage.counters[f"chart_type:{meta['chart_type']}"] += 1
         elif kind == "captions":
@@ -148,8 +158,9 @@ def row_stats(kind: str, rows: Sequence[dict[str, Any]], drops: Sequence[tuple[s
             stage.counters[f"table_source:{meta['source']}"] += 1
             for note in meta.get("normalisation", {}):
                 stage.counters[f"normalised:{note}"] += 1
-    for reason, _, _ in drops:
-        stage.record(False, reason)
+    for reason, _, sample in drops:
+        recall = sample.get("ocr_text_recall")
+        stage.record(False, reason, scores=None if recall is None else {"ocr_text_recall": recall})
     return st
 
 
@@ -177,25 +188,36 @@ def _gen_range(args: tuple[SynthConfig, int, int]) -> list[dict[str, Any]]:
     return [generate_item(cfg, i) for i in range(lo, hi)]
 
 
+def _gen_checked(args: tuple[SynthConfig, int, int]) -> tuple[list[dict[str, Any]], list[tuple[str, str, dict]]]:
+    """Generated rows, OCR-checked when cfg.ocr_check: (kept rows, drops)."""
+    rows = _gen_range(args)
+    if not args[0].ocr_check:
+        return rows, []
+    from pipelines.synth_ocr import check_rows
+    return check_rows(rows, args[0].ocr_min_recall)
+
+
 def _local(cfg: SynthConfig, out_dir: str, provenance: dict, workers: int, target_bytes: int, overwrite: bool,
            progress: bool) -> tuple[ReportStats, Samples]:
     from tqdm import tqdm
     rows: list[dict[str, Any]] = []
+    drops: list[tuple[str, str, dict]] = []
     chunks = [(cfg, lo, min(cfg.n, lo + CHUNK)) for lo in range(0, cfg.n, CHUNK)]
     bar = tqdm(total=cfg.n, desc=f"synth {cfg.kind}", unit="item", disable=not progress, leave=False)
     if workers > 1 and len(chunks) > 1:
         import multiprocessing as mp
         with mp.get_context("forkserver" if os.name == "posix" else "spawn").Pool(workers) as pool:
-            for part in pool.imap(_gen_range, chunks):
+            for part, dropped in pool.imap(_gen_checked, chunks):
                 rows += part
-                bar.update(len(part))
+                drops += dropped
+                bar.update(len(part) + len(dropped))
     else:
         for c in chunks:
-            part = _gen_range(c)
+            part, dropped = _gen_checked(c)
             rows += part
-            bar.update(len(part))
+            drops += dropped
+            bar.update(len(part) + len(dropped))
     bar.close()
-    drops: list[tuple[str, str, dict]] = []
     if cfg.pages:
         from corpus.reader import ShardDataset
         ds = ShardDataset(cfg.pages)
@@ -220,17 +242,19 @@ def _beam(cfg: SynthConfig, out_dir: str, provenance: dict, beam_args: Sequence[
     kind = cfg.kind
 
     def gen(chunk):
-        rows = _gen_range((cfg, chunk[0], chunk[1]))
+        rows, drops = _gen_checked((cfg, chunk[0], chunk[1]))
         for r in rows:
             yield r
-        yield beam.pvalue.TaggedOutput("stats", row_stats(kind, rows))
+        for d in drops:
+            yield beam.pvalue.TaggedOutput("drops", d)
+        yield beam.pvalue.TaggedOutput("stats", row_stats(kind, rows, drops))
 
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         chunks = [(lo, min(cfg.n, lo + CHUNK)) for lo in range(0, cfg.n, CHUNK)]
         gen_out = (p | "Chunks" >> beam.Create(chunks) | "Spread" >> beam.Reshuffle()
-                   | "Generate" >> beam.FlatMap(gen).with_outputs("stats", main="rows"))
+                   | "Generate" >> beam.FlatMap(gen).with_outputs("stats", "drops", main="rows"))
         rows, stats = [gen_out.rows], [gen_out.stats]
-        samples = p | "NoSamples" >> beam.Create([])
+        samples = gen_out.drops
         if cfg.pages:
             def web(page):
                 got_rows, drops = [], []
@@ -247,7 +271,7 @@ def _beam(cfg: SynthConfig, out_dir: str, provenance: dict, beam_args: Sequence[
                        | "WebTables" >> beam.FlatMap(web).with_outputs("stats", "drops", main="rows"))
             rows.append(web_out.rows)
             stats.append(web_out.stats)
-            samples = web_out.drops
+            samples = (samples, web_out.drops) | "AllDrops" >> beam.Flatten()
         all_rows = rows[0] if len(rows) == 1 else tuple(rows) | "AllRows" >> beam.Flatten()
         all_stats = stats[0] if len(stats) == 1 else tuple(stats) | "AllStats" >> beam.Flatten()
         _ = all_rows | "Write" >> WriteShards(out_dir, "pairs", PAIRS, target_bytes=target_bytes,
@@ -299,6 +323,8 @@ def run_synth(kind: str, n: int, out_dir: str, seed: int = 0, beam_args: Sequenc
         _beam(cfg, out_dir, provenance, beam_args, target_bytes, overwrite)
         stats, samples = read_report(out_dir), None
     stats.info.update({"synth_kind": kind, "seed": cfg.seed, "engine": engine, "n": cfg.n})
+    if cfg.ocr_check:
+        stats.info.update({"ocr_check": "tesseract", "ocr_min_recall": cfg.ocr_min_recall})
     if contact_sheets:
         stats = add_contact_sheets(out_dir, kind, stats)
     write_report(out_dir, stats, samples)

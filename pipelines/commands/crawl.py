@@ -48,6 +48,15 @@ def configure(p):
     p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
     p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
     p.add_argument("--warc", nargs="+", metavar="FILE", help="import these WARC files instead of crawling")
+    p.add_argument("--pdf-dir", metavar="DIR", help="read a local folder of PDF files instead of crawling: "
+                   "OUT/pages (text), OUT/pdf_pages (page images), OUT/interleaved; e.g. "
+                   "`cidermill crawl --pdf-dir manuals/ --out out/pdf --pdf-dpi 150`")
+    p.add_argument("--pdf-dpi", type=float, default=150.0, help="with --pdf-dir: page image resolution (default 150)")
+    p.add_argument("--pdf-max-pages", type=int, default=300, help="with --pdf-dir: pages read per PDF; longer "
+                   "ones are cut and noted, ones over 5000 pages refused (default 300)")
+    p.add_argument("--ocr-lang", default="en", help="with --pdf-dir: OCR language for pages without a text layer "
+                   "when language ID finds none in the document (default en)")
+    p.add_argument("--workers", type=int, default=1, help="with --pdf-dir: worker processes (default 1)")
     p.add_argument("--write-warc", action="store_true", help="also write fetched pages as OUT/warc/*.warc.gz")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
@@ -60,6 +69,16 @@ def run(args, beam_args) -> int:
     from crawl.frontier import FrontierConfig
     from pipelines.crawl_pipeline import run_crawl, run_warc_import
 
+    if args.pdf_dir:
+        from crawl.pdf import PdfLimits
+        from pipelines.pdf_import import run_pdf_import
+        if not 10 <= args.pdf_dpi <= 600 or args.pdf_max_pages < 1:
+            raise ConfigError("--pdf-dpi must be between 10 and 600 and --pdf-max-pages at least 1")
+        limits = PdfLimits(dpi=args.pdf_dpi, max_pages=args.pdf_max_pages)
+        summary = run_pdf_import(args.pdf_dir, args.out, limits=limits, ocr_lang=args.ocr_lang,
+                                 workers=args.workers, progress=not args.quiet)
+        print(json.dumps(summary, indent=1))
+        return 0
     if args.warc:
         pages, summary = run_warc_import(args.warc, args.out, beam_args, user_agent=args.user_agent,
                                          progress=not args.quiet)

@@ -35,6 +35,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table-max-rows", type=int, default=30, help="tables: body rows kept (default 30)")
     p.add_argument("--table-on-too-many-rows", choices=["truncate", "drop"], default="truncate",
                    help="tables: truncate longer tables (default) or drop them with reason too_many_rows")
+    p.add_argument("--ocr-check", action="store_true", help="OCR every image (tesseract, one thread per process) "
+                   "and drop those whose drawn text OCR cannot read back (clipped, overlapping, too small); "
+                   "much slower than drawing")
+    p.add_argument("--ocr-min-recall", type=float, default=0.55, help="with --ocr-check: share of the drawn "
+                   "strings OCR must read for an image to stay (default 0.55, chosen on dev charts)")
     p.add_argument("--engine", choices=["auto", "local", "beam"], default="auto",
                    help="auto: Beam when N > 5000 or Beam flags are given")
     p.add_argument("--workers", type=int, default=None, help="local engine: worker processes (default: all cores, "
@@ -48,11 +53,12 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     workers = args.workers
     if workers is None:  # matplotlib costs ~0.1 s per chart: spread large chart runs over the cores
-        workers = min(os.cpu_count() or 1, 8) if args.kind == "charts" and args.n >= 100 else 1
+        workers = min(os.cpu_count() or 1, 8) if (args.kind == "charts" and args.n >= 100) or (
+            args.ocr_check and args.n > 16) else 1
     summary = run_synth(args.kind, args.n, args.out, args.seed, beam_args or None, engine=args.engine,
                         workers=workers, overwrite=args.overwrite, progress=True,
                         width=args.width, height=args.height, chart_types=args.types, vary_size=args.vary_size,
-                        languages=args.languages,
+                        languages=args.languages, ocr_check=args.ocr_check, ocr_min_recall=args.ocr_min_recall,
                         max_items=args.max_items, max_qa=args.max_qa, pages=args.pages,
                         table_max_rows=args.table_max_rows, table_on_too_many_rows=args.table_on_too_many_rows)
     dropped = ", ".join(f"{k}={v}" for k, v in sorted(summary["dropped"].items())) or "none"
