@@ -125,7 +125,7 @@ def ipv4_score(text: str, m: re.Match) -> float:
         score += 1.0                               # a hosts-file line: "127.0.0.1 localhost"
     if re.search(r"/$|(?<![\w])[vV]$|(?<![\w])rv:$|[A-Za-z]-$", before):
         score -= 3.0                               # Product/1.2.3.4, v1.2.3.4, rv:1.9.1.5, gcc-2.7.2.1
-    if re.match(r"(?:[-~+](?:\d|[a-z]))|\.g[0-9a-f]{4,}|\.(?:dirty|rc\d|beta|alpha)", after):
+    if re.match(r"(?:[-~+](?:\d|[a-z]))(?!\d{0,2}\.\d{1,3}\.\d{1,3}\.\d)|\.g[0-9a-f]{4,}|\.(?:dirty|rc\d|beta|alpha)", after):
         score -= 3.0                               # 1.2.3.4-1, 1.2.3.4~rc1, 1.7.3.1.g432b3 (git describe)
     if re.search(r"\(\s*(?:\d+:)?$", before) and _CHANGELOG_HEAD.match(after):
         score -= 4.0                               # "pkg (1.2.3.4) unstable; urgency=low"

@@ -70,6 +70,7 @@ def test_octets_and_neighbours():
     assert _found("host 256.1.1.1 and 01.2.3.4") == set()          # not an address at all
     assert _found("connect to 10.1.2.3:8080 or 172.16.0.0/12") == {"10.1.2.3", "172.16.0.0"}
     assert _found("127.0.0.1 localhost\n") == {"127.0.0.1"}
+    assert _found("dhcp range 192.168.1.100-192.168.1.200") == {"192.168.1.100", "192.168.1.200"}
     assert _found("Mozilla/5.0.1.2 and v1.2.3.4 and gcc-2.7.2.1 and 1.2.3.4-1 and 1.2.3.4~rc1") == set()
 
 
