@@ -90,12 +90,28 @@ def manifest_path(directory: str) -> str:
     return os.path.join(directory, MANIFEST_NAME)
 
 
+def shard_file(directory: str, name: str) -> str:
+    """The path of shard `name` in `directory`, refused (ShardError) when it is a symbolic link or
+    resolves outside the dataset after links are followed: a manifest never makes a reader open a
+    file the dataset does not hold (a link to /etc/shadow, to another user's data)."""
+    path = os.path.join(directory, name)
+    if os.path.islink(path):
+        raise ShardError(f"{path}: shard is a symbolic link; a dataset holds its shards as plain files")
+    root = os.path.realpath(directory)
+    real = os.path.realpath(path)
+    if os.path.commonpath([root, real]) != root or os.path.dirname(real) != root:
+        raise ShardError(f"{path}: shard resolves outside the dataset directory ({real})")
+    return path
+
+
 def read_manifest(directory: str) -> Manifest:
     path = manifest_path(directory)
     if not os.path.isdir(directory):
         raise ShardError(f"{directory}: no such dataset directory")
     if not os.path.exists(path):
         raise ShardError(f"{path}: missing manifest (not a dataset, or its writer did not finish)")
+    if os.path.islink(path):
+        raise ShardError(f"{path}: manifest is a symbolic link; a dataset holds it as a plain file")
     try:
         with open(path, "rb") as f:
             obj = json.loads(f.read().decode("utf-8"))

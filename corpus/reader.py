@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 
 from corpus.errors import ShardError
-from corpus.manifest import Manifest, read_manifest
+from corpus.manifest import Manifest, read_manifest, shard_file
 
 
 class _OpenShard:
@@ -42,7 +42,7 @@ class ShardDataset:
         self.manifest: Manifest = read_manifest(directory)
         self._starts = [0]
         for s in self.manifest.shards:
-            path = os.path.join(directory, s.path)
+            path = shard_file(directory, s.path)  # refuses links and paths resolving outside DIR
             if not os.path.exists(path):
                 raise ShardError(f"{path}: shard listed in the manifest is missing")
             self._starts.append(self._starts[-1] + s.rows)
@@ -67,6 +67,7 @@ class ShardDataset:
 
     # -- streaming ----------------------------------------------------------------------------
     def _open_file(self, path: str) -> pa.ipc.RecordBatchFileReader:
+        shard_file(self.directory, os.path.basename(path))  # again at open: a link swapped in later is refused too
         try:
             reader = pa.ipc.open_file(pa.memory_map(path, "r"))
         except (pa.ArrowInvalid, OSError) as e:

@@ -107,8 +107,17 @@ def compress_html(html: str | bytes | None, level: int = 3) -> bytes | None:
     return zstandard.ZstdCompressor(level=level).compress(data)
 
 
-def decompress_html(blob: bytes | None) -> str | None:
+MAX_HTML_BYTES = 64 * 1024 * 1024  # a stored page never inflates past this (a forged column is a bomb)
+
+
+def decompress_html(blob: bytes | None, max_bytes: int = MAX_HTML_BYTES) -> str | None:
+    """The HTML of a compressed column; None when absent or when it would inflate past `max_bytes`
+    (read as a stream: a frame's declared size is not trusted)."""
     import zstandard  # noqa: PLC0415
     if blob is None:
         return None
-    return zstandard.ZstdDecompressor().decompress(blob).decode("utf-8", "replace")
+    with zstandard.ZstdDecompressor().stream_reader(blob) as r:
+        data = r.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        return None
+    return data.decode("utf-8", "replace")

@@ -7,14 +7,15 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from corpus.manifest import read_manifest
+from corpus.errors import ShardError
+from corpus.manifest import read_manifest, shard_file
 from corpus.writer import file_sha256
 
 
 @dataclass(frozen=True)
 class Problem:
     path: str
-    what: str  # missing | truncated | altered | unreadable | schema | rows | extra
+    what: str  # missing | truncated | altered | unreadable | schema | rows | extra | link | outside
 
     def __str__(self) -> str:
         return f"{self.path}: {self.what}"
@@ -29,6 +30,11 @@ def verify_dataset(directory: str, check_hashes: bool = True) -> list[Problem]:
     for s in manifest.shards:
         path = os.path.join(directory, s.path)
         listed.add(s.path)
+        try:
+            shard_file(directory, s.path)
+        except ShardError as e:  # a link, or a path resolving outside DIR: never opened, never hashed
+            problems.append(Problem(path, "link: " + str(e).split(": ", 1)[1]))
+            continue
         if not os.path.exists(path):
             problems.append(Problem(path, "missing"))
             continue

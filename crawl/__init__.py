@@ -2,7 +2,7 @@
 
 Where things live:
     urls.py          canonical URLs, page ids, bad-URL reasons
-    safety.py        non-http(s) schemes and private/loopback/link-local addresses refused
+    safety.py        the address policy: non-http(s) schemes and non-global addresses refused
     robots.py        robots.txt (RFC 9309, protego) with the training opt-out token, per-origin cache
     robots_meta.py   <meta name="robots"> and X-Robots-Tag (noindex, nofollow, none)
     fetch.py         HTTP with timeouts, size cap, type filter, checked redirects, retries

@@ -24,7 +24,7 @@ from crawl.render_policy import render_reason
 from crawl.robots import RobotsCache
 from crawl.robots_meta import robots_flags
 from crawl.safety import AddressPolicy
-from crawl.sitemap import parse_sitemap
+from crawl.sitemap import read_sitemap
 from crawl.urls import host_of, origin_of, try_canonicalize, url_id
 
 PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date")
@@ -104,7 +104,7 @@ class WaveCrawler:
                                            read_timeout=c.read_timeout, total_timeout=c.total_timeout,
                                            max_bytes=c.max_bytes, max_redirects=c.max_redirects, retries=c.retries,
                                            backoff=c.backoff, max_retry_after=c.max_retry_after,
-                                           block_private=not c.allow_private))
+                                           ), policy=self.policy)  # connect-time check of every request
         self.robots = RobotsCache(self.fetcher, c.user_agent, c.optout_token, check_address=self.policy.check)
         self._renderer: RenderService | None = None
         self._render_lock = threading.Lock()
@@ -216,9 +216,13 @@ class WaveCrawler:
             clock.done(res.status, res.fetch_ms, res.retry_after)
             if res.skip or res.status != 200:
                 continue
-            pages, nested = parse_sitemap(res.body)
-            queue += nested[:20] if len(seen_maps) < 10 else []
-            for p in pages:
+            sm_read = read_sitemap(res.body)
+            if sm_read.skip:  # a gzip bomb or a broken file: recorded, never inflated past the cap
+                out.log.append(self._log({"url": sm_url, "depth": 0}, "skipped", sm_read.skip,
+                                         f"sitemap: {sm_read.detail}", res))
+                continue
+            queue += sm_read.nested[:20] if len(seen_maps) < 10 else []
+            for p in sm_read.pages:
                 u, _ = try_canonicalize(p)
                 if u is not None:
                     out.links.append(link_row(u, 1, sm_url, "sitemap"))

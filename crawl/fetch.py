@@ -18,6 +18,7 @@ from typing import Callable
 import urllib3
 
 from crawl.charset import decode_html, looks_binary
+from crawl.safety import AddressPolicy
 from crawl.urls import try_canonicalize
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -38,7 +39,7 @@ class FetchConfig:
     backoff: float = 0.5              # seconds, doubled per retry, with jitter
     max_retry_after: float = 30.0     # Retry-After longer than this: give up on the URL for now
     accept_types: tuple[str, ...] = HTML_TYPES
-    block_private: bool = False       # refuse connections whose peer is a private address (DNS rebinding)
+    block_private: bool = False       # without a policy: refuse connections to non-global addresses (DNS rebinding)
 
 
 @dataclass
@@ -84,9 +85,10 @@ class PrivateAddressRefused(urllib3.exceptions.NewConnectionError):
     pass
 
 
-def _guarded(conn_cls):
-    """A connection class that checks the address it actually connected to: a host that resolved
-    to a public address when the crawler checked it cannot rebind to 127.0.0.1 afterwards."""
+def _guarded(conn_cls, refused: Callable[[str], bool]):
+    """A connection class that checks the address it actually connected to, before sending a byte:
+    a host that resolved to a public address when the crawler checked it cannot rebind to
+    127.0.0.1 (or a metadata address) afterwards."""
 
     class Guarded(conn_cls):
         def _new_conn(self):
@@ -95,33 +97,38 @@ def _guarded(conn_cls):
                 peer = sock.getpeername()[0]
             except OSError:
                 peer = None
-            from crawl.safety import is_private_ip  # noqa: PLC0415
-            if peer is not None and is_private_ip(peer):
+            if peer is None or refused(peer):
                 sock.close()
-                raise PrivateAddressRefused(self, f"refused private address {peer}")
+                raise PrivateAddressRefused(self, f"refused address {peer} (not globally routable)")
             return sock
 
     Guarded.__name__ = "Guarded" + conn_cls.__name__
     return Guarded
 
 
-def _guard_pool_manager(pm: urllib3.PoolManager) -> None:
+def _guard_pool_manager(pm: urllib3.PoolManager, refused: Callable[[str], bool]) -> None:
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool  # noqa: PLC0415
 
     class GuardedHTTPPool(HTTPConnectionPool):
-        ConnectionCls = _guarded(HTTPConnectionPool.ConnectionCls)
+        ConnectionCls = _guarded(HTTPConnectionPool.ConnectionCls, refused)
 
     class GuardedHTTPSPool(HTTPSConnectionPool):
-        ConnectionCls = _guarded(HTTPSConnectionPool.ConnectionCls)
+        ConnectionCls = _guarded(HTTPSConnectionPool.ConnectionCls, refused)
 
     pm.pool_classes_by_scheme = {"http": GuardedHTTPPool, "https": GuardedHTTPSPool}
 
 
 class Fetcher:
-    """Thread-safe; one connection pool per host (urllib3), connections reused across pages."""
+    """Thread-safe; one connection pool per host (urllib3), connections reused across pages.
 
-    def __init__(self, config: FetchConfig | None = None, sleep: Callable[[float], None] = time.sleep):
+    `policy` (crawl.safety.AddressPolicy) checks every connection's peer address; without one,
+    `config.block_private` builds the default policy."""
+
+    def __init__(self, config: FetchConfig | None = None, sleep: Callable[[float], None] = time.sleep,
+                 policy: AddressPolicy | None = None):
         self.config = config or FetchConfig()
+        if policy is None and self.config.block_private:
+            policy = AddressPolicy(allow_private=False)
         self.sleep = sleep
         self.pool = urllib3.PoolManager(num_pools=64, maxsize=2, retries=False,
                                         timeout=urllib3.Timeout(connect=self.config.connect_timeout,
@@ -129,8 +136,8 @@ class Fetcher:
                                         headers={"User-Agent": self.config.user_agent,
                                                  "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
                                                  "Accept-Encoding": "gzip, deflate"})
-        if self.config.block_private:
-            _guard_pool_manager(self.pool)
+        if policy is not None and not policy.allow_private:
+            _guard_pool_manager(self.pool, policy.refused_peer)
 
     def close(self) -> None:
         self.pool.clear()

@@ -96,9 +96,10 @@ def write_warc(path: str, pages: Iterator[dict[str, Any]]) -> int:
     with open(tmp, "wb") as f:
         writer = WARCWriter(f, gzip=path.endswith(".gz"))
         for p in pages:
-            if p.get("raw_html_zstd") is None:
+            html = decompress_html(p.get("raw_html_zstd"))
+            if html is None:  # no stored HTML, or a column that inflates past the cap
                 continue
-            body = decompress_html(p["raw_html_zstd"]).encode("utf-8")  # stored decoded, as UTF-8
+            body = html.encode("utf-8")  # stored decoded, as UTF-8
             hdrs = [(h["name"], h["value"]) for h in (p.get("headers") or []) if h["name"] != "content-type"]
             mime = mime_of(p.get("content_type") or "") or "text/html"
             hdrs.append(("Content-Type", f"{mime}; charset=utf-8"))  # the header outranks any old <meta charset>

@@ -53,7 +53,8 @@ class ImageFetcher:
         self.policy = AddressPolicy(cfg.allow_private)
         self.fetcher = Fetcher(FetchConfig(user_agent=cfg.agent_string, connect_timeout=cfg.connect_timeout,
                                            read_timeout=cfg.read_timeout, total_timeout=cfg.total_timeout,
-                                           max_bytes=cfg.max_bytes, retries=cfg.retries, accept_types=()))
+                                           max_bytes=cfg.max_bytes, retries=cfg.retries, accept_types=()),
+                               policy=self.policy)  # the same policy checks each connection's peer (DNS rebinding)
         self.robots = RobotsCache(self.fetcher, cfg.user_agent, cfg.optout_token, check_address=self.policy.check)
         self.clocks: dict[str, Any] = {}
 

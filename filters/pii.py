@@ -1,8 +1,9 @@
 """PII scrubbing: typed placeholders for emails, phones, IP addresses, card numbers, SSNs, IBANs.
 
 Each detector is a regex plus a validity check, so look-alikes survive: card numbers must pass
-Luhn, IBANs their mod-97 checksum, SSNs the never-issued ranges, and dotted quads that read as
-version numbers in context ("version 1.2.3.4", "pkg (2.0.1.3-1)") are not IP addresses.
+Luhn, IBANs their mod-97 checksum, SSNs the never-issued ranges, and dotted quads are scored as
+address or version string from the evidence around them (filters/pii_ipv4.py: mail header fields,
+brackets, ports, product names, changelog and patch-signature shapes).
 Pages where PII is dense (contact lists, leaked tables) are dropped instead of scrubbed.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections import Counter
 
 from filters.base import Doc, TextFilter
+from filters.pii_ipv4 import BORDERLINE, IPV4_RE, IPV4_THRESHOLD, ipv4_score
 from filters.words import split_words
 
 PLACEHOLDERS = {"email": "<EMAIL>", "phone": "<PHONE>", "ipv4": "<IP_ADDRESS>", "ipv6": "<IP_ADDRESS>",
@@ -22,7 +24,6 @@ EMAIL_RE = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9
 IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 CARD_RE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
 SSN_RE = re.compile(r"(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])")
-IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 IPV6_RE = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
 PHONE_RE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]\d{1,4}){1,5}"
                       r"|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4}"
@@ -30,10 +31,6 @@ PHONE_RE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4
 
 _DIGIT_RUN_BEFORE = re.compile(r"[0-9A-Z][ .-]$")
 _DIGIT_RUN_AFTER = re.compile(r"[ .-][0-9]")
-_VERSION_CTX = re.compile(r"(?i)(\b(v|ver|version|versions|release|rel|kernel|python|gcc|firmware|build|"
-                          r"upgrade|upgraded|update|updated|changelog|package|policy|standards|bump|bumped|since)\b[^\n]{0,12}$|[(v]$|[a-z]-$)")
-_IP_CTX = re.compile(r"(?i)\b(ip|ips|ipv4|ipv6|address|addr|host|hosts|server|client|connect|"
-                     r"connection|ping|inet|gateway|subnet|dns|nameserver|proxy|route|listen|bind|mask)\b")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -70,17 +67,8 @@ def card_ok(s: str) -> bool:
 
 
 def ipv4_ok(text: str, m: re.Match) -> bool:
-    parts = m.group(0).split(".")
-    if any(int(p) > 255 or (len(p) > 1 and p[0] == "0") for p in parts):
-        return False
-    before = text[max(0, m.start() - 24):m.start()]
-    after = text[m.end():m.end() + 2]
-    if _VERSION_CTX.search(before) or after[:1] in ("-", "~", "+") and after[1:2].isdigit():
-        return False
-    ctx = text[max(0, m.start() - 40):m.end() + 40]
-    if _IP_CTX.search(ctx):
-        return True
-    return not all(int(p) < 10 for p in parts)  # "1.2.3.4" with no IP context reads as a version
+    """A dotted quad that reads as an address, not a version string (see filters/pii_ipv4.py)."""
+    return ipv4_score(text, m) > IPV4_THRESHOLD
 
 
 def ipv6_ok(s: str) -> bool:
@@ -105,8 +93,9 @@ def phone_ok(s: str) -> bool:
     return digits == 10
 
 
-def find_pii(text: str) -> list[tuple[int, int, str]]:
-    """Non-overlapping (start, end, type) spans, earlier detectors win (order below)."""
+def find_pii(text: str, stats: Counter | None = None) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, type) spans, earlier detectors win (order below). `stats`, when
+    given, counts dotted quads whose address score was a close call ('ipv4_borderline')."""
     spans: list[tuple[int, int, str]] = []
     starts: list[int] = []   # sorted starts of taken spans
     ends: list[int] = []     # their ends, same order
@@ -134,7 +123,10 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
             if ssn_ok(*m.groups()):
                 add(m.start(), m.end(), "ssn")
         for m in IPV4_RE.finditer(text):
-            if ipv4_ok(text, m):
+            score = ipv4_score(text, m)
+            if stats is not None and abs(score - IPV4_THRESHOLD) < BORDERLINE:
+                stats["ipv4_borderline"] += 1
+            if score > IPV4_THRESHOLD:
                 add(m.start(), m.end(), "ipv4")
         if "::" in text or text.count(":") >= 7:
             for m in IPV6_RE.finditer(text):
@@ -150,11 +142,11 @@ def find_pii(text: str) -> list[tuple[int, int, str]]:
     return sorted(spans)
 
 
-def scrub(text: str, types: set[str] | None = None) -> tuple[str, Counter]:
-    """Replace PII by typed placeholders; returns (new text, counts per type)."""
+def scrub(text: str, types: set[str] | None = None, stats: Counter | None = None) -> tuple[str, Counter]:
+    """Replace PII by typed placeholders; returns (new text, counts per type). `stats`: see find_pii."""
     counts: Counter = Counter()
     out, pos = [], 0
-    for a, b, kind in find_pii(text):
+    for a, b, kind in find_pii(text, stats):
         if types is not None and kind not in types:
             continue
         out.append(text[pos:a])
@@ -170,7 +162,8 @@ def scrub(text: str, types: set[str] | None = None) -> tuple[str, Counter]:
 class PiiScrubber(TextFilter):
     """Cleaner: scrubs PII in place; drops pages whose PII density says they aggregate personal data."""
     name = "pii"
-    score_ranges = {"pii_count": (0.0, 50.0), "pii_table_count": (0.0, 50.0), "pii_density": (0.0, 0.2)}
+    score_ranges = {"pii_count": (0.0, 50.0), "pii_table_count": (0.0, 50.0), "pii_density": (0.0, 0.2),
+                    "pii_ipv4_borderline": (0.0, 20.0)}
     OPTIONS = {"types", "max_density", "min_count_to_drop"}
 
     def __init__(self, types: list[str] | None = None, max_density: float = 0.08, min_count_to_drop: int = 5):
@@ -180,8 +173,10 @@ class PiiScrubber(TextFilter):
 
     def clean(self, doc: Doc) -> None:
         n_words = len(doc.words)
-        text, counts = scrub(doc.text, self.types)
+        stats: Counter = Counter()
+        text, counts = scrub(doc.text, self.types, stats)
         doc.meta["pii_counts"] = counts
+        doc.meta["pii_ipv4_borderline"] = stats["ipv4_borderline"]
         # tables (a page's table cells, e.g. a people directory) count toward density, not scrubbed here
         tables = doc.meta.get("tables_text") or ""
         in_tables = [k for _, _, k in find_pii(tables) if self.types is None or k in self.types] if tables else []
@@ -194,7 +189,8 @@ class PiiScrubber(TextFilter):
         total = sum(counts.values())
         in_tables = doc.meta.get("pii_table_count", 0)
         return {"pii_count": float(total), "pii_table_count": float(in_tables),
-                "pii_density": (total + in_tables) / max(doc.meta.get("pii_words", 1), 1)}
+                "pii_density": (total + in_tables) / max(doc.meta.get("pii_words", 1), 1),
+                "pii_ipv4_borderline": float(doc.meta.get("pii_ipv4_borderline", 0))}
 
     def decide(self, s: dict[str, float], doc: Doc | None = None) -> tuple[bool, str | None]:
         if s["pii_count"] + s.get("pii_table_count", 0.0) >= self.min_count_to_drop and s["pii_density"] > self.max_density:

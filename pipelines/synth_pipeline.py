@@ -43,7 +43,8 @@ def page_tables(page: dict[str, Any]) -> list[dict[str, Any]]:
     from corpus.schemas import decompress_html
     from synth.html_tables import parse_html_tables
     blob = page.get("rendered_html_zstd") or page.get("raw_html_zstd")
-    return parse_html_tables(decompress_html(blob)) if blob else []
+    html = decompress_html(blob) if blob else None
+    return parse_html_tables(html) if html else []
 
 
 @dataclass

@@ -31,10 +31,11 @@ def configure(p):
                    help="pages rendering at once in one browser, each in its own context (default 4)")
     p.add_argument("--context-reuse", type=int, default=1, metavar="N",
                    help="let one browser context render up to N pages of the same host, wiped between pages "
-                        "(cookies, storage, session storage); about 3x less browser CPU per page than a fresh "
-                        "context each (default 1: a fresh context per page)")
+                        "(cookies, storage, session storage); less browser CPU per page than a fresh context each "
+                        "(bench/crawl.py measures it) (default 1: a fresh context per page)")
     p.add_argument("--allow-private", action="store_true",
-                   help="allow private, loopback and link-local addresses (the demo site, tests)")
+                   help="allow addresses that are not globally routable: private, loopback, link-local, carrier-grade "
+                        "NAT, 6to4 ... (the demo site, tests)")
     p.add_argument("--user-agent", default="CiderBot", help="robots.txt product token (default CiderBot)")
     p.add_argument("--optout-token", default="CiderBot-Extended",
                    help="robots.txt token whose Disallow marks pages training_allowed=false (default CiderBot-Extended)")

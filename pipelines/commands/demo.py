@@ -14,11 +14,14 @@ import time
 HELP = "run every stage on the embedded demo site and print where the outputs are"
 BEAM = True
 DEFAULT_PORT = 8642
+MARKER = ".cidermill-demo"  # written into --out by every demo run; --fresh deletes only a folder holding it
 
 
 def configure(p):
     p.add_argument("--out", default="out/demo", help="output directory (default out/demo)")
-    p.add_argument("--fresh", action="store_true", help="delete a previous demo output first")
+    p.add_argument("--fresh", action="store_true",
+                   help="delete a previous demo output first (only a folder a demo run created: it holds "
+                        f"{MARKER}; anything else is refused)")
     p.add_argument("--skip", default="", help="comma-separated stages to skip (crawl,text,synth,clip,images,train)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port of the demo site on 127.0.0.1 (default {DEFAULT_PORT}). Page ids hash the URL, port "
@@ -75,6 +78,20 @@ def _has(verb: str) -> bool:
         return False
 
 
+def remove_demo_output(out: str) -> None:
+    """Delete `out` only when a demo run created it (its marker file is there); refuse anything else."""
+    from corpus.errors import ConfigError
+
+    if not os.path.lexists(out):
+        return
+    if os.path.islink(out) or not os.path.isdir(out):
+        raise ConfigError(f"--fresh: {out} is not a demo output folder (a link or a file); not deleting it")
+    if not os.path.isfile(os.path.join(out, MARKER)):
+        raise ConfigError(f"--fresh: {out} holds no {MARKER} marker, so no demo run created it; not deleting it "
+                          "(remove it yourself or pick another --out)")
+    shutil.rmtree(out)
+
+
 def run(args, beam_args) -> int:
     from corpus.manifest import read_manifest
     from pipelines.demo_stages import STAGES
@@ -84,9 +101,11 @@ def run(args, beam_args) -> int:
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
     out = os.path.abspath(args.out)
-    if args.fresh and os.path.isdir(out):
-        shutil.rmtree(out)
+    if args.fresh:
+        remove_demo_output(out)
     os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, MARKER), "w", encoding="utf-8") as f:
+        f.write("written by `cidermill demo`; `cidermill demo --fresh` may delete this folder\n")
     demo = Demo(out, list(beam_args), {s.strip() for s in args.skip.split(",") if s.strip()})
     t0 = time.time()
     from pipelines.demo_site.server import DemoSite

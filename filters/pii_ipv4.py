@@ -1,0 +1,156 @@
+"""Is this dotted quad an IPv4 address or a version string? An evidence score, not a guess.
+
+`1.7.3.1` after a mailer name is a version; `[1.7.3.1]` in a Received: header is an address.
+The score adds up evidence from both sides of the match and from the mail header field it sits
+in (if any), each a rule a reviewer can read:
+
+- the octets: four numbers 0-255 without leading zeros, or it is no address at all;
+- header knowledge: fields that carry addresses (Received, X-Originating-IP, Received-SPF, ...)
+  versus fields that name software (X-Mailer, User-Agent, ...);
+- the shape around it: `[a.b.c.d]`, `a.b.c.d:port`, `a.b.c.d/24`, `host (a.b.c.d)`, `x=a.b.c.d`
+  read as addresses; `Name/1.2.3.4`, `v1.2.3.4`, `gcc-2.7.2.1`, `1.2.3.4-1`, `1.2.3.4~rc1`,
+  `1.7.3.1.g432b3` (git describe), a Debian changelog header, a git patch signature, a numbered
+  heading read as versions;
+- the words near it: network words (host, server, ping, gateway, ...) for an address, version
+  words (version, release, Standards-Version, ...) or a product name just before it for a version;
+- the numbers: all parts below 10 reads as a version, a first part above 99 as an address.
+
+`ipv4_score(text, match) > IPV4_THRESHOLD` (0) is an address. The PII filter stores how many
+candidates scored close to the threshold (`pii_ipv4_borderline`), so reviewers can find the
+pages a different threshold would change.
+"""
+from __future__ import annotations
+
+import re
+
+IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+IPV4_THRESHOLD = 0.0
+BORDERLINE = 1.0  # |score - threshold| below this: a close call
+
+# mail header fields (lower case) whose dotted quads are addresses / software versions
+ADDRESS_FIELDS = re.compile(r"received|received-spf|authentication-results|arc-authentication-results|"
+                            r"x-originating-ip|x-forwarded-for|x-real-ip|x-remote-addr|x-remote-ip|"
+                            r"x-sender-ip|x-source-ip|source-ip|x-client-ip|x-posting-host|nntp-posting-host|"
+                            r"x-trace|x-barracuda-[\w-]+|x-forefront-antispam-report|x-spam-[\w-]+|x-assp-[\w-]+|"
+                            r"x-scanned-by|x-ms-exchange-[\w-]*ip[\w-]*|message-id|x-originating-host|"
+                            r"x-apparently-from|x-sender-host|x-mailgun-sending-ip|x-ironport-[\w-]+")
+SOFTWARE_FIELDS = re.compile(r"x-mailer|user-agent|x-newsreader|x-mimeole|mime-version|x-spam-checker-version|"
+                             r"x-mailman-version|x-pgp-agent|x-virus-scanned|x-generator|x-pipermail-version|"
+                             r"x-ms-tnef-correlator|x-ms-has-attach|thread-index|x-ms-office365-[\w-]+|"
+                             r"x-exchange-[\w-]+|x-library|x-powered-by|x-php-version|x-priority")
+
+_NET_WORDS = re.compile(r"(?i)\b(ip|ips|ipv4|address|addresses|addr|inet|host|hosts|hostname|server|servers|"
+                        r"client|clients|connect|connected|connection|connecting|ping|pinged|gateway|gw|subnet|"
+                        r"netmask|mask|dns|nameserver|resolver|proxy|route|router|listen|listening|bind|"
+                        r"helo|ehlo|smtp|mx|relay|relayed|sender|peer|remote|localhost|lan|wan|dhcp|vpn|nat|"
+                        r"firewall|iptables|blocked|banned|blacklisted|whitelist|ssh|telnet|designates|from|by|via)\b")
+_VERSION_WORDS = re.compile(r"(?i)\b(v|ver|version|versions|release|released|rel|kernel|firmware|build|"
+                            r"upgrade|upgraded|update|updated|changelog|package|policy|standards|bump|bumped|"
+                            r"since|revision|rev|patch|series|branch|tag|tagged|git|svn|debian|ubuntu|"
+                            r"oid|object\s+identifier|section|chapter|specifier|rfc)\b[^\n]{0,24}$")
+_CONNECTORS = {"from", "by", "on", "at", "to", "is", "was", "via", "and", "or", "for", "of", "in", "with", "as",
+               "ip", "addr", "address", "host", "server", "unknown", "localhost", "loopback", "gateway", "mask",
+               "netmask", "dns", "ping", "inet", "helo", "ehlo", "peer", "client", "route", "src", "dst", "designates"}
+_PRODUCT_BEFORE = re.compile(r"([A-Za-z][\w!+-]*)[ \t]+$")       # "Thunderbird 2.0.0.22", "ecelerity 2.2.2.39"
+_CHANGELOG_HEAD = re.compile(r"\)\s+(?:[a-z][\w.-]*\s*)+;\s*urgency=", re.I)
+_GIT_SIG_BEFORE = re.compile(r"(?:^|\n)(?:> ?)*--(?: |=20)?\n(?:> ?)*$")
+
+
+def _field(text: str, pos: int) -> str | None:
+    """The mail header field holding `pos` (folded lines included), when `pos` is in a header block:
+    a run of `Name: value` lines at the start of the text or after an mbox `From ` line / blank line."""
+    ls = text.rfind("\n", 0, pos) + 1
+    while ls > 0 and text[ls:ls + 1] in (" ", "\t"):   # a folded continuation: walk back to its field
+        ls = text.rfind("\n", 0, ls - 1) + 1
+    m = re.match(r"([A-Za-z][A-Za-z0-9-]{0,60}):", text[ls:ls + 64])
+    if not m:
+        return None
+    # the line above must be another header line, a mbox separator, or the start of the text
+    prev_end = ls - 1
+    if prev_end <= 0:
+        return m.group(1).lower()
+    ps = text.rfind("\n", 0, prev_end) + 1
+    prev = text[ps:prev_end]
+    if prev.startswith("From ") or re.match(r"[A-Za-z][A-Za-z0-9-]{0,60}:", prev) or prev[:1] in (" ", "\t"):
+        return m.group(1).lower()
+    if prev.strip() == "" and (ps == 0 or text[:ps].rstrip("\n").rsplit("\n", 1)[-1].startswith("From ")):
+        return m.group(1).lower()
+    return None
+
+
+def octets_ok(quad: str) -> bool:
+    parts = quad.split(".")
+    return len(parts) == 4 and all(p.isdigit() and int(p) <= 255 and (len(p) == 1 or p[0] != "0") for p in parts)
+
+
+def ipv4_score(text: str, m: re.Match) -> float:
+    """Evidence that the dotted quad `m` (from IPV4_RE) is an IPv4 address: > 0 address, <= 0 not."""
+    quad = m.group(0)
+    if not octets_ok(quad):
+        return -10.0
+    a, b = m.start(), m.end()
+    before, after = text[max(0, a - 40):a], text[b:b + 40]
+    line_start = text.rfind("\n", 0, a) + 1
+    line_before = text[line_start:a]
+    score = 0.5  # a valid dotted quad with no other evidence: more often an address than not
+
+    pm = _PRODUCT_BEFORE.search(line_before)
+    word = pm.group(1) if pm else ""
+    named = bool(word) and word.lower() not in _CONNECTORS and not _NET_WORDS.fullmatch(word)
+    # a product-looking name (Thunderbird, git-send-email, IMC, "(ecelerity" in an MTA comment), or a plain word
+    head = line_before[:pm.start()] if pm else ""
+    sentence_start = head.strip(" \t>") == "" or re.search(r"[.!?:]\s+$", head) is not None
+    product = named and ((not word.islower() and not (sentence_start and word.istitle()))
+                         or re.search(r"[\d!+-]", word) is not None or head.endswith("("))
+
+    # -- header knowledge
+    field = _field(text, a) if ":" in text[max(0, line_start - 2000):a + 1] else None
+    if field is not None:
+        if re.fullmatch(SOFTWARE_FIELDS, field):
+            score -= 3.0
+        elif re.fullmatch(ADDRESS_FIELDS, field) and not named:
+            score += 2.0                           # not "(ecelerity 2.2.2.39)" inside a Received: line
+
+    # -- shape on both sides
+    if before.endswith("[") or before.endswith("[IPv6:") or re.match(r"\]|:\d{1,5}\]", after):
+        score += 2.0                               # [a.b.c.d] (mail headers, IRC, logs)
+    if re.match(r":\d{1,5}(?!\d|\.\d)", after):
+        score += 1.5                               # a.b.c.d:port
+    if re.match(r"/(?:3[0-2]|[12]?\d)(?!\d)", after):
+        score += 1.5                               # CIDR
+    if re.search(r"(?<![<>!=])[@=]\"?$", before) or re.search(r"\b[\w.-]+\.[a-z]{2,}\s*\($", before, re.I) \
+            or re.search(r"\(\s*$", before) and re.search(r"\b(from|by|unknown|localhost|PING)\b[^\n]{0,60}$", before):
+        score += 1.5                               # root@[..], IP="..", host.example.org (a.b.c.d), from x (a.b.c.d)
+    if line_before.strip() == "" and re.match(r"[ \t]+[A-Za-z][\w.-]*", after):
+        score += 1.0                               # a hosts-file line: "127.0.0.1 localhost"
+    if re.search(r"/$|(?<![\w])[vV]$|(?<![\w])rv:$|[A-Za-z]-$", before):
+        score -= 3.0                               # Product/1.2.3.4, v1.2.3.4, rv:1.9.1.5, gcc-2.7.2.1
+    if re.match(r"(?:[-~+](?:\d|[a-z]))(?!\d{0,2}\.\d{1,3}\.\d{1,3}\.\d)|\.g[0-9a-f]{4,}|\.(?:dirty|rc\d|beta|alpha)", after):
+        score -= 3.0                               # 1.2.3.4-1, 1.2.3.4~rc1, 1.7.3.1.g432b3 (git describe)
+    if re.search(r"\(\s*(?:\d+:)?$", before) and _CHANGELOG_HEAD.match(after):
+        score -= 4.0                               # "pkg (1.2.3.4) unstable; urgency=low"
+    if _GIT_SIG_BEFORE.search(text, max(0, a - 12), a):
+        score -= 4.0                               # a git format-patch signature: "-- \n1.7.3.1"
+    if line_before.strip(" \t>") == "" and re.match(r"\.?[^\S\n]+[A-Z]", after):
+        score -= 1.0 if not after.startswith(".") else 2.5   # a numbered heading: "6.2.4.1. The configuration"
+    if re.search(r"(?:>=|<=|<<|>>|==|[<>]|(?<=[\s(])=)\s*(?:\d+:)?$", before):
+        score -= 3.0                               # a dependency relation: "(>= 1:1.0.99.4)"
+    if re.search(r"\bid\s+$", before):
+        score -= 3.0                               # an MTA's queue / build id: "with ESMTP id 15.20.218.12"
+    if re.search(r"\d+(?:\.\d+)+\S*\s+(?:to|->|=>)\s+$", before) or re.match(r"\s+(?:to|->|=>)\s+\d+\.\d", after):
+        score -= 2.0                               # a version range: "from 1.2.99.2 to 1.2.99.4"
+
+    # -- words near it
+    if _VERSION_WORDS.search(before[-30:]):
+        score -= 2.5
+    near = text[max(0, a - 60):b + 40]
+    if _NET_WORDS.search(near):
+        score += 1.0
+    if named:
+        score -= 2.5 if product else 1.0   # "Thunderbird 2.0.0.22": a name right before the number
+    parts = [int(p) for p in quad.split(".")]
+    if all(p < 10 for p in parts):
+        score -= 1.0                               # 1.2.3.4-like: small parts read as a version
+    elif parts[0] >= 100:
+        score += 1.0                               # 203.0.113.7: no major version is that large
+    return score

@@ -1,0 +1,84 @@
+"""IPv4 in mail archives: addresses in headers and prose are scrubbed, version strings are not.
+The fixture is written for this test in the shape of a list-archive page (headers of real MTAs,
+a git patch signature, a Debian changelog excerpt, a manual's numbered headings)."""
+from collections import Counter
+
+from filters.base import Doc
+from filters.pii import PiiScrubber, find_pii
+
+ARCHIVE_PAGE = """From linux-nfs-owner@vger.example.org Mon Nov 15 09:12:01 2010
+Return-Path: <linux-nfs-owner@vger.example.org>
+Received: from vger.example.org ([209.132.180.67]:53120 "EHLO vger.example.org")
+\tby mail.example.net with ESMTP id S1751234AbKKOQMB (ORCPT <rfc822;list@example.net>);
+Received: from mailout.example.com (mailout.example.com [64.71.131.4])
+\tby smtp.example.org (Postfix) with ESMTP id 2F1C61E0
+Received: from [10.0.0.13] (c-76-89-133-205.hsd1.example.net [76.89.133.205])
+\tby mx.example.com with ESMTPSA id x7sm1234wfa.11;
+Received: from nugget.scr.example.com (206.100.186.2) by SEGATE.EXAMPLE.SE (8.7.5/8.7.3) with SMTP
+Received: from localhost (HELO mail) (127.0.0.1) by 0 with SMTP; 15 Nov 2010 14:00:00 -0000
+Received: from cdptpa-omtalb.example.com ([71.70.153.3:49036] helo=mail.example.net)
+\tby cdptpa-oedge01.example.com (envelope-from <jl@example.org>)
+\t(ecelerity 2.2.2.39 r(Core 2.2.2.45)) with ESMTP id 8B/29-07015-2F2B1DC4
+Received: from EXHUB.example.local (10.22.226.87) by EXCAS.example.local
+\t(10.22.226.12) with Microsoft SMTP Server (TLS) id 8.2.254.0; Mon, 15 Nov 2010
+Received-SPF: pass (example.com: domain of jl@example.org designates 80.68.177.35 as permitted sender)
+X-Originating-IP: [173.55.12.10]
+X-Barracuda-Connect: mail.example.com[173.55.12.11]
+Message-Id: <v0421010eb70653b14e06@[208.192.102.193]>
+X-Mailer: git-send-email 1.7.3.1.g432b3.dirty
+User-Agent: Mozilla/5.0 (X11; U; Linux x86_64; en-US; rv:1.9.1.16) Gecko/20101226 Thunderbird/3.1.2.1
+X-Mailer: Thunderbird 2.0.0.22 (X11/20090625)
+X-Scanned-By: MIMEDefang 2.67 on 10.5.11.18
+Subject: [PATCH] nfs: fix mount over IPv4 on 1.7 kernels
+
+Our NFS server moved to 192.0.2.44 last week; mounts from 198.51.100.7 time out.
+The gateway is still 192.168.1.254 and the old box answers ping at 203.0.113.9.
+See 203.0.113.80 for the mirror. Upgrade from 1.2.99.2 to 1.2.99.4 fixed the lock-up.
+Bump the build-dep on x11proto-randr-dev to (>= 1.2.99.3), and Standards-Version to 3.9.8.0.
+The cert's keyUsage (object identifier 2.5.29.15) is unchanged.
+
+xft (2.1.8.2-5) unstable; urgency=low
+debianutils (4.8.6.3) unstable; urgency=medium
+
+6.2.4.1. The configuration of exim4
+12.6.2.1.\xa0Compile and install a program
+
+-- 
+1.7.3.1.g432b3.dirty
+"""
+
+ADDRESSES = ["209.132.180.67", "64.71.131.4", "10.0.0.13", "76.89.133.205", "206.100.186.2", "127.0.0.1",
+             "71.70.153.3", "10.22.226.87", "10.22.226.12", "80.68.177.35", "173.55.12.10", "173.55.12.11",
+             "208.192.102.193", "10.5.11.18", "192.0.2.44", "198.51.100.7", "192.168.1.254", "203.0.113.9",
+             "203.0.113.80"]
+VERSIONS = ["2.2.2.39", "2.2.2.45", "8.2.254.0", "1.7.3.1", "1.9.1.16", "3.1.2.1", "2.0.0.22", "1.2.99.2",
+            "1.2.99.4", "1.2.99.3", "3.9.8.0", "2.5.29.15", "2.1.8.2", "4.8.6.3", "6.2.4.1", "12.6.2.1"]
+
+
+def _found(text):
+    return {text[a:b] for a, b, k in find_pii(text) if k == "ipv4"}
+
+
+def test_addresses_in_headers_and_prose_are_found_and_versions_are_not():
+    found = _found(ARCHIVE_PAGE)
+    assert [ip for ip in ADDRESSES if ip not in found] == []
+    assert [v for v in VERSIONS if v in found] == []
+    assert found == set(ADDRESSES)
+
+
+def test_octets_and_neighbours():
+    assert _found("host 256.1.1.1 and 01.2.3.4") == set()          # not an address at all
+    assert _found("connect to 10.1.2.3:8080 or 172.16.0.0/12") == {"10.1.2.3", "172.16.0.0"}
+    assert _found("127.0.0.1 localhost\n") == {"127.0.0.1"}
+    assert _found("dhcp range 192.168.1.100-192.168.1.200") == {"192.168.1.100", "192.168.1.200"}
+    assert _found("Mozilla/5.0.1.2 and v1.2.3.4 and gcc-2.7.2.1 and 1.2.3.4-1 and 1.2.3.4~rc1") == set()
+
+
+def test_borderline_count_is_a_score_column():
+    stats = Counter()
+    find_pii("the mirror, see 203.0.113.80", stats)  # little evidence either way: a close call
+    assert stats["ipv4_borderline"] >= 1
+    doc = Doc(id="d", text="mounts from 198.51.100.7 time out, see 8.8.8.8")
+    scores, keep, _ = PiiScrubber()(doc)
+    assert "pii_ipv4_borderline" in scores and keep
+    assert "198.51.100.7" not in doc.text
