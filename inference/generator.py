@@ -147,8 +147,6 @@ class Generator:
         speculative = self.draft is not None if speculative is None else speculative
         if speculative and self.draft is None:
             raise GenerationError("speculative decoding needs a draft model")
-        ids = self.encode(prompt)
-        self._check_length(len(ids), max_new_tokens, speculative)
         constraint = None
         if schema is not None:
             constraint = self.engine.constraint(schema)
@@ -158,6 +156,8 @@ class Generator:
             if need > max_new_tokens:
                 raise GenerationError(f"the schema's shortest value needs at least {need} tokens but "
                                       f"max_new_tokens is {max_new_tokens}: no valid completion fits")
+        ids = self.encode(prompt)
+        self._check_length(len(ids), max_new_tokens, speculative)
         sampling = Sampling(temperature, top_p, seed)
         with self._adapter(adapter):
             out, stats = self._decode(ids, max_new_tokens, sampling, constraint, speculative)

@@ -1,12 +1,8 @@
 """Shared fixtures: a small byte-level BPE trained on fixed text, untrained micro models."""
-import dataclasses
 import json
 import random
 
 import pytest
-import torch
-
-from training.models import build_model, get_preset
 
 
 def _corpus() -> list[str]:
@@ -26,10 +22,3 @@ def _corpus() -> list[str]:
 def tokenizer():
     from training.tokenizer import train_tokenizer
     return train_tokenizer(_corpus(), 512)
-
-
-def micro_model(seed: int, arch: str = "tiny", init_std: float = 0.5, **over):
-    """An untrained model small enough for thousands of decoding steps per second."""
-    cfg = dataclasses.replace(get_preset(arch), vocab_size=512, init_std=init_std, **over)
-    torch.manual_seed(seed)
-    return build_model(cfg).eval()
