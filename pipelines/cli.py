@@ -29,6 +29,7 @@ VERBS: dict[str, str] = {
     "train": "pipelines.commands.train",
     "upcycle": "pipelines.commands.upcycle",
     "model": "pipelines.commands.model",
+    "generate": "pipelines.commands.generate",
 }
 
 
