@@ -1,0 +1,180 @@
+"""Generation speed on CPU: plain, constrained, speculative, constrained + speculative.
+
+A target (`ptmoe-small`) and a draft (a 2-layer dense model distilled from the target) are trained
+on the demo's token shards (run `cidermill demo` first) and cached under --work; then, for the same
+prompts in one run, the bench decodes with each mode, median over rounds:
+
+- tokens/s and CPU-seconds per token, batch 1;
+- the draft's acceptance rate, and whether speculative greedy output equals plain greedy output;
+- the grammar mask's CPU time per token as a share of one target forward (batch 1, KV cached).
+
+Targets: speculative >= 1.5x plain tokens/s at temperature 0; mask <= 10% of a target forward.
+Not covered: batched serving, GPUs, long contexts (prompts are a few dozen tokens), quality of the
+text (the models train for minutes).
+
+    python bench/generate.py --demo out/demo --work /work/scratch/gen/bench
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def train(work: str, name: str, demo: str, model: dict, steps: int, teacher: str | None = None) -> str:
+    from pipelines.cli import main
+    from training.checkpoint import latest_checkpoint
+    run = os.path.join(work, name)
+    if latest_checkpoint(run):
+        return run
+    os.makedirs(run, exist_ok=True)
+    cfg = {"model": model,
+           "data": {"seq_len": 128, "batch_size": 8, "tokenizer": os.path.join(demo, "tokenizer"),
+                    "mixture": [{"name": "web", "path": os.path.join(demo, "tokens"), "weight": 1.0}],
+                    "eval": {"holdout_permille": 50}},
+           "optim": {"lr": 3e-3, "weight_decay": 0.1, "grad_clip": 1.0},
+           "schedule": {"warmup_steps": 20, "decay": "cosine", "min_lr_ratio": 0.1},
+           "train": {"steps": steps, "seed": 0, "out": run, "log_every": 50, "eval_every": steps,
+                     "eval_batches": 2, "ckpt_every": steps}}
+    if teacher:
+        cfg["distill"] = {"teacher": latest_checkpoint(teacher), "alpha": 0.9, "temperature": 1.0}
+    path = os.path.join(run, "train.yaml")
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    if main(["train", "--config", path, "--no-resume"]) != 0:
+        raise SystemExit(f"training {name} failed")
+    return run
+
+
+@dataclasses.dataclass
+class Note:
+    """The constrained mode's answer type: long enough to decode for a while."""
+    title: str
+    points: list[str]
+    score: int
+
+
+def prompts_from(demo: str, n: int) -> list[str]:
+    import pyarrow.dataset as ds
+    t = ds.dataset(os.path.join(demo, "text"), format="ipc").to_table(columns=["text"]).to_pylist()
+    texts = [r["text"] for r in t if len(r["text"]) > 200]
+    return [" ".join(x.split()[:24]) for x in texts[:n]]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--demo", default="out/demo")
+    ap.add_argument("--work", default="/work/scratch/gen/bench")
+    ap.add_argument("--target-steps", type=int, default=300)
+    ap.add_argument("--draft-steps", type=int, default=300)
+    ap.add_argument("--prompts", type=int, default=4)
+    ap.add_argument("--new", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--k", type=int, default=4)
+    args = ap.parse_args()
+
+    import torch
+    torch.set_num_threads(1)
+    from bench.results import save_result, start_conditions
+    from inference.generator import Generator, load_checkpoint_model
+    from inference.schema import generation_schema
+    from inference.prompting import with_response_format
+    from training.tokenizer import load_tokenizer
+
+    target_run = train(args.work, "target", args.demo, {"preset": "ptmoe-small",
+                       "overrides": {"vocab_size": "auto", "max_seq_len": 512}}, args.target_steps)
+    draft_run = train(args.work, "draft", args.demo, {"preset": "tiny", "overrides": {
+        "vocab_size": "auto", "max_seq_len": 512, "d_model": 64, "n_layers": 2, "n_heads": 2, "n_kv_heads": 1,
+        "ffn_hidden": 192}}, args.draft_steps, teacher=target_run)
+    tok = load_tokenizer(os.path.join(args.demo, "tokenizer"))
+    target, draft = load_checkpoint_model(target_run), load_checkpoint_model(draft_run)
+    gen = Generator(target, tok, draft=draft, draft_tokenizer=tok, speculative_k=args.k)
+    prompts = prompts_from(args.demo, args.prompts)
+    schema = generation_schema(Note)
+    start = start_conditions()
+
+    def run_mode(constrained: bool, speculative: bool):
+        walls, cpus, toks, acc, masks, texts = [], [], [], [], [], []
+        for _ in range(args.rounds):
+            w0, c0 = time.perf_counter(), time.process_time()
+            n = a = d = 0
+            m = 0.0
+            texts = []
+            for p in prompts:
+                if constrained:
+                    out = gen.generate(with_response_format(p, schema)[-400:], schema=schema,
+                                       max_new_tokens=args.new, speculative=speculative)
+                else:
+                    out = gen.generate(p, max_new_tokens=args.new, speculative=speculative)
+                n += out.stats.tokens
+                a += out.stats.accepted
+                d += out.stats.drafted
+                m += out.stats.mask_seconds
+                texts.append(out.tokens)
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
+            toks.append(n)
+            acc.append(a / d if d else 0.0)
+            masks.append(m / max(n, 1))
+        i = walls.index(statistics.median(walls))
+        return {"tokens": toks[i], "tokens_per_s": toks[i] / walls[i], "cpu_ms_per_token": 1000 * cpus[i] / toks[i],
+                "acceptance": acc[i], "mask_ms_per_token": 1000 * masks[i], "outputs": texts}
+
+    modes = {}
+    for name, c, s in [("plain", False, False), ("constrained", True, False), ("speculative", False, True),
+                       ("constrained+speculative", True, True)]:
+        modes[name] = run_mode(c, s)
+        print(f"{name:<24} {modes[name]['tokens_per_s']:7.1f} tokens/s  {modes[name]['cpu_ms_per_token']:6.2f} "
+              f"CPU ms/token  acceptance {modes[name]['acceptance']:.2f}  mask {modes[name]['mask_ms_per_token']:.3f} ms/token",
+              flush=True)
+
+    # one target forward at batch 1 with a KV cache (the unit the mask is compared to)
+    cache = target.allocate_kv_cache(1, 200)
+    with torch.no_grad():
+        target(torch.tensor([tok.encode(prompts[0]).ids[:32]]), cache=cache)
+        x = torch.tensor([[5]])
+        fw = []
+        for _ in range(60):
+            t = time.perf_counter()
+            target(x, cache=cache)
+            fw.append(time.perf_counter() - t)
+    forward_ms = 1000 * statistics.median(fw)
+    mask_share = modes["constrained"]["mask_ms_per_token"] / forward_ms
+    speedup = modes["speculative"]["tokens_per_s"] / modes["plain"]["tokens_per_s"]
+    both = modes["constrained+speculative"]["tokens_per_s"] / modes["constrained"]["tokens_per_s"]
+    equal = modes["speculative"]["outputs"] == modes["plain"]["outputs"]
+    equal_c = modes["constrained+speculative"]["outputs"] == modes["constrained"]["outputs"]
+    print(f"target forward (batch 1, cached) {forward_ms:.2f} ms; mask = {mask_share:.1%} of it")
+    print(f"speculative / plain {speedup:.2f}x (greedy outputs equal: {equal}); "
+          f"constrained+speculative / constrained {both:.2f}x (equal: {equal_c})")
+    for m in modes.values():
+        m.pop("outputs")
+    save_result("generate", {
+        "modes": modes, "target_forward_ms": forward_ms, "mask_share_of_forward": mask_share,
+        "speculative_speedup": speedup, "constrained_speculative_speedup": both,
+        "greedy_equal": equal, "constrained_greedy_equal": equal_c,
+        "setup": {"target": "ptmoe-small", "target_steps": args.target_steps, "draft": "dense 2x64 distilled",
+                  "draft_steps": args.draft_steps, "k": args.k, "prompts": len(prompts), "new_tokens": args.new,
+                  "rounds": args.rounds, "temperature": 0, "threads": 1},
+        "headline": [
+            {"what": "speculative vs plain tokens/s, T=0, ptmoe-small + distilled draft, batch 1",
+             "figure": f"{speedup:.2f}x ({modes['speculative']['tokens_per_s']:.0f} vs {modes['plain']['tokens_per_s']:.0f} tokens/s, "
+                       f"acceptance {modes['speculative']['acceptance']:.2f})", "target": ">= 1.5x"},
+            {"what": "grammar mask per token vs one target forward (batch 1)",
+             "figure": f"{mask_share:.1%} ({modes['constrained']['mask_ms_per_token']:.3f} vs {forward_ms:.2f} ms)",
+             "target": "<= 10%"},
+            {"what": "constrained + speculative vs constrained tokens/s",
+             "figure": f"{both:.2f}x (acceptance {modes['constrained+speculative']['acceptance']:.2f})", "target": ""},
+        ]}, packages=["torch", "llguidance"], start=start)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
