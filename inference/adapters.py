@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import warnings
 
 from corpus.errors import CidermillError
 from training.models.fingerprint import BASE_FILE, base_fingerprint
@@ -60,7 +61,9 @@ class Adapters:
         if name in self.names:
             raise AdapterError(f"adapter name {name!r} is already loaded")
         cfg = LoraConfig.from_pretrained(path)
-        inject_adapter_in_model(cfg, self.model, adapter_name=name)
+        with warnings.catch_warnings():  # "already found a peft_config": several adapters is the point
+            warnings.filterwarnings("ignore", message="Already found a `peft_config`")
+            inject_adapter_in_model(cfg, self.model, adapter_name=name)
         state = load_file(os.path.join(path, "adapter_model.safetensors"))
         state = {k[len(PEFT_PREFIX):] if k.startswith(PEFT_PREFIX) else k: v for k, v in state.items()}
         result = set_peft_model_state_dict(self.model, state, adapter_name=name)

@@ -37,6 +37,7 @@ class Item(BaseModel):
     ok: bool
 
 
+@pytest.mark.slow
 def test_thousand_seeds_all_parse_into_the_type(tokenizer):
     gen = Generator(micro_model(0, **MICRO), tokenizer)
     values = respond_many(gen, "Item:", Item, list(range(1000)), max_new_tokens=160, inject_format=False)

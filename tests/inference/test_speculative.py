@@ -31,7 +31,7 @@ def test_greedy_equals_target_greedy_and_rollback_is_exact(arch, int8):
     over = dict(sliding_window=8, global_every=4) if arch == "ptmoe-tiny" else {}
     target = micro_model(1, arch, init_std=0.3, **over)
     draft = noisy_copy(target, 0.05, 0)
-    n = 40  # well past the ptmoe ring buffers of 8 slots
+    n = 30  # well past the ptmoe ring buffers of 8 slots
     ref = generate(target, torch.tensor([PROMPT]), n, kv_int8=int8)[0, len(PROMPT):].tolist()
     t_sess = Session(target, 80, int8)
     out, stats = decode_speculative(t_sess, Session(draft, 80, int8), PROMPT, n, Sampling(), None, k=4)

@@ -75,14 +75,15 @@ def test_schema_prints_a_typed_value(setup, capsys):
     assert value["mood"] in ("happy", "sad") and 0 <= value["score"] <= 9
 
 
+@pytest.mark.slow
 def test_tools_run_and_errors_reach_the_model(setup, capsys):
     rcs = []
-    for seed in range(4):
+    for seed in range(3):
         rcs.append(main(["generate", "--checkpoint", str(setup / "ckpt"), "--prompt", "Add 2 and 3.",
                          "--tools", "gen_tools", "--schema", "gen_types:Reply", "--temperature", "1",
                          "--seed", str(seed), "--tool-timeout", "0.5", "--max-new-tokens", "600"]))
     out = capsys.readouterr()
-    assert rcs == [0] * 4, out.err
+    assert rcs == [0] * 3, out.err
     assert "Traceback" not in out.err
     assert "tool turn 1:" in out.err  # some seed called tools; their results (or errors) went back
     for line in out.out.strip().splitlines():
