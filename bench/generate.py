@@ -109,7 +109,7 @@ def main() -> int:
             texts = []
             for p in prompts:
                 if constrained:
-                    out = gen.generate(with_response_format(p, schema)[-400:], schema=schema,
+                    out = gen.generate(with_response_format(p, schema), schema=schema,
                                        max_new_tokens=args.new, speculative=speculative)
                 else:
                     out = gen.generate(p, max_new_tokens=args.new, speculative=speculative)

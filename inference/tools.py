@@ -9,9 +9,9 @@ code. The last allowed turn may only answer, so a run always ends in a typed ans
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
 import inspect
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -89,35 +89,38 @@ class ToolCall:
 
 
 class ToolExecutor:
-    """Runs one turn's calls concurrently; each gets ``timeout`` seconds. A hung tool's thread is
-    left behind (Python cannot kill a thread) and its call reported as timed out."""
+    """Runs one turn's calls concurrently, one daemon thread per call; each gets ``timeout``
+    seconds. A hung tool's thread is abandoned (Python cannot kill a thread; being a daemon it
+    does not keep the process alive) and its call reported as timed out."""
 
-    def __init__(self, tools: list[Tool], timeout: float = 10.0, max_workers: int = 8):
+    def __init__(self, tools: list[Tool], timeout: float = 10.0):
         self.tools = {t.name: t for t in tools}
-        self.timeout, self.max_workers = timeout, max_workers
+        self.timeout = timeout
 
-    def _run_one(self, call: ToolCall):
-        tool = self.tools[call.name]
-        args = tool.adapter.model_validate(call.arguments)
-        return tool.fn(**{k: getattr(args, k) for k in type(args).model_fields})
+    def _run_one(self, call: ToolCall, box: dict) -> None:
+        try:
+            tool = self.tools[call.name]
+            args = tool.adapter.model_validate(call.arguments)
+            box["result"] = tool.fn(**{k: getattr(args, k) for k in type(args).model_fields})
+        except BaseException as e:  # noqa: BLE001  the model reads the tool's error
+            box["error"] = f"{type(e).__name__}: {e}"
 
     def run(self, calls: list[ToolCall]) -> list[ToolCall]:
-        pool = cf.ThreadPoolExecutor(max_workers=min(self.max_workers, max(len(calls), 1)),
-                                     thread_name_prefix="cidermill-tool")
-        try:
-            started = time.monotonic()
-            futures = [pool.submit(self._run_one, c) for c in calls]
-            for c, fut in zip(calls, futures):
-                left = max(self.timeout - (time.monotonic() - started), 0.0)
-                try:
-                    c.result = fut.result(timeout=left)
-                except cf.TimeoutError:
-                    c.error = f"timed out after {self.timeout:g} s"
-                except Exception as e:  # noqa: BLE001  the model reads the tool's error
-                    c.error = f"{type(e).__name__}: {e}"
-                c.seconds = time.monotonic() - started
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        started = time.monotonic()
+        boxes = [{} for _ in calls]
+        threads = [threading.Thread(target=self._run_one, args=(c, b), daemon=True, name=f"cidermill-tool-{c.name}")
+                   for c, b in zip(calls, boxes)]
+        for t in threads:
+            t.start()
+        for c, t, box in zip(calls, threads, boxes):
+            t.join(max(self.timeout - (time.monotonic() - started), 0.0))
+            if t.is_alive():
+                c.error = f"timed out after {self.timeout:g} s"
+            elif "error" in box:
+                c.error = box["error"]
+            else:
+                c.result = box.get("result")
+            c.seconds = time.monotonic() - started
         return calls
 
 
