@@ -1,7 +1,7 @@
 """Generation speed on CPU: plain, constrained, speculative, constrained + speculative.
 
-A target (`ptmoe-small`) and a draft (a 2-layer dense model distilled from the target) are trained
-on the demo's token shards (run `cidermill demo` first) and cached under --work; then, for the same
+A target (`ptmoe-small` by default) and a draft (a 2-layer dense model of width 64, trained on the
+same data or with --distill on the target's logits) are trained on the demo's token shards (run `cidermill demo` first) and cached under --work; then, for the same
 prompts in one run, the bench decodes with each mode, median over rounds:
 
 - tokens/s and CPU-seconds per token, batch 1;
@@ -36,7 +36,7 @@ def train(work: str, name: str, demo: str, model: dict, steps: int, teacher: str
         return run
     os.makedirs(run, exist_ok=True)
     cfg = {"model": model,
-           "data": {"seq_len": 128, "batch_size": 8, "tokenizer": os.path.join(demo, "tokenizer"),
+           "data": {"seq_len": 64, "batch_size": 8, "tokenizer": os.path.join(demo, "tokenizer"),
                     "mixture": [{"name": "web", "path": os.path.join(demo, "tokens"), "weight": 1.0}],
                     "eval": {"holdout_permille": 50}},
            "optim": {"lr": 3e-3, "weight_decay": 0.1, "grad_clip": 1.0},
@@ -72,6 +72,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--demo", default="out/demo")
     ap.add_argument("--work", default="/work/scratch/gen/bench")
+    ap.add_argument("--target", default="ptmoe-small", help="target preset (ptmoe-small; ptmoe-tiny on a loaded machine)")
+    ap.add_argument("--distill", action="store_true", help="train the draft on the target's logits (slower)")
     ap.add_argument("--target-steps", type=int, default=300)
     ap.add_argument("--draft-steps", type=int, default=300)
     ap.add_argument("--prompts", type=int, default=4)
@@ -88,11 +90,11 @@ def main() -> int:
     from inference.prompting import with_response_format
     from training.tokenizer import load_tokenizer
 
-    target_run = train(args.work, "target", args.demo, {"preset": "ptmoe-small",
+    target_run = train(args.work, "target", args.demo, {"preset": args.target,
                        "overrides": {"vocab_size": "auto", "max_seq_len": 512}}, args.target_steps)
     draft_run = train(args.work, "draft", args.demo, {"preset": "tiny", "overrides": {
         "vocab_size": "auto", "max_seq_len": 512, "d_model": 64, "n_layers": 2, "n_heads": 2, "n_kv_heads": 1,
-        "ffn_hidden": 192}}, args.draft_steps, teacher=target_run)
+        "ffn_hidden": 192}}, args.draft_steps, teacher=target_run if args.distill else None)
     tok = load_tokenizer(os.path.join(args.demo, "tokenizer"))
     target, draft = load_checkpoint_model(target_run), load_checkpoint_model(draft_run)
     gen = Generator(target, tok, draft=draft, draft_tokenizer=tok, speculative_k=args.k)
@@ -160,11 +162,11 @@ def main() -> int:
         "modes": modes, "target_forward_ms": forward_ms, "mask_share_of_forward": mask_share,
         "speculative_speedup": speedup, "constrained_speculative_speedup": both,
         "greedy_equal": equal, "constrained_greedy_equal": equal_c,
-        "setup": {"target": "ptmoe-small", "target_steps": args.target_steps, "draft": "dense 2x64 distilled",
+        "setup": {"target": args.target, "target_steps": args.target_steps, "draft": "dense 2 layers x 64" + (", distilled" if args.distill else ", trained on the same data"),
                   "draft_steps": args.draft_steps, "k": args.k, "prompts": len(prompts), "new_tokens": args.new,
                   "rounds": args.rounds, "temperature": 0, "threads": 1},
         "headline": [
-            {"what": "speculative vs plain tokens/s, T=0, ptmoe-small + distilled draft, batch 1",
+            {"what": f"speculative vs plain tokens/s, T=0, {args.target} + 2x64 draft, batch 1",
              "figure": f"{speedup:.2f}x ({modes['speculative']['tokens_per_s']:.0f} vs {modes['plain']['tokens_per_s']:.0f} tokens/s, "
                        f"acceptance {modes['speculative']['acceptance']:.2f})", "target": ">= 1.5x"},
             {"what": "grammar mask per token vs one target forward (batch 1)",
