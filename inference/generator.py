@@ -89,7 +89,10 @@ class Generator:
         if draft:
             d_model = load_checkpoint_model(draft)
             d_path = draft_tokenizer or find_tokenizer(draft, missing_ok=True)
-            d_tok = load_tokenizer(d_path) if d_path else None
+            if d_path is None:
+                raise GenerationError(f"{draft}: cannot tell which tokenizer the draft uses (no tokenizer.json "
+                                      "or training config beside it); pass --draft-tokenizer")
+            d_tok = load_tokenizer(d_path)
         return cls(model, tok, d_model, d_tok, **kw)
 
     def load_adapter(self, path: str, name: str | None = None) -> str:
@@ -203,13 +206,23 @@ def load_checkpoint_model(path: str):
 
 
 def find_tokenizer(checkpoint: str, missing_ok: bool = False) -> str | None:
-    """A tokenizer.json in the checkpoint directory or one of its parents (up to three levels)."""
+    """A tokenizer.json in the checkpoint directory or one of its parents (up to three levels), or
+    the tokenizer a training run's config.json names."""
     from training.tokenizer import TOKENIZER_FILE
     d = os.path.abspath(checkpoint)
     for _ in range(4):
         for cand in (os.path.join(d, TOKENIZER_FILE), os.path.join(d, "tokenizer", TOKENIZER_FILE)):
             if os.path.exists(cand):
                 return cand
+        run_config = os.path.join(d, "config.json")  # a training run records data.tokenizer
+        if os.path.exists(run_config):
+            try:
+                with open(run_config) as f:
+                    tok = json.load(f)["train"]["data"]["tokenizer"]
+                if tok and os.path.exists(tok):
+                    return tok
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
         d = os.path.dirname(d)
     if missing_ok:
         return None
