@@ -20,10 +20,14 @@ def config_sha256(cfg) -> str:
 
 @torch.no_grad()
 def weights_sha256(model: torch.nn.Module) -> str:
+    """sha256 over the base weights by sorted name, as float32 bytes; LoRA tensors are skipped and
+    peft's ``.base_layer.`` wrapping is removed from names, so a model with adapters injected
+    hashes like its base (the same definition as ``training/quant/lora.py``)."""
     h = hashlib.sha256()
-    for name, t in sorted(model.state_dict().items()):
+    state = {name.replace(".base_layer.", "."): t for name, t in model.state_dict().items() if "lora_" not in name}
+    for name, t in sorted(state.items()):
         h.update(name.encode())
-        h.update(t.detach().to("cpu").contiguous().view(torch.uint8).numpy().tobytes())
+        h.update(t.detach().float().contiguous().cpu().numpy().tobytes())
     return h.hexdigest()
 
 
