@@ -30,6 +30,7 @@ VERBS: dict[str, str] = {
     "upcycle": "pipelines.commands.upcycle",
     "model": "pipelines.commands.model",
     "compress": "pipelines.commands.compress",
+    "generate": "pipelines.commands.generate",
 }
 
 

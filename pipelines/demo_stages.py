@@ -101,6 +101,17 @@ def train(demo, url: str) -> str:
     return f"tiny PT-MoE: loss {first:.2f} -> {last:.2f} over {log[-1]['step']} steps (resumed at 100); loss curve {run}/_report/index.html"
 
 
+def generate(demo, url: str) -> str:
+    """Guided generation with the model just trained: the answer is a typed PageNote."""
+    from inference.generator import Generator
+    from pipelines.demo_types import PageNote
+    gen = Generator.from_checkpoint(_p(demo, "train"), tokenizer=_p(demo, "tokenizer"))
+    note = gen.respond("A note on this page:", PageNote, inject_format=False, max_new_tokens=48,
+                       temperature=0.8, seed=0)
+    print(f"typed answer: {note!r}")
+    return f"guided generation -> {type(note).__name__}(topic={note.topic.value}, rating={note.rating})"
+
+
 STAGES = [
     ("crawl", "crawl", crawl),
     ("text", "text", text),
@@ -108,4 +119,5 @@ STAGES = [
     ("clip", "train-clip", clip),
     ("images", "images", images),
     ("train", "train", train),
+    ("generate", "generate", generate),
 ]

@@ -35,6 +35,7 @@ def test_demo_runs_every_stage(tmp_path):
     assert os.path.exists(out / "text" / "_report" / "index.html")
     assert os.path.exists(out / "train" / "_report" / "plots" / "loss.png")
     assert "resumed at 100" in summary
+    assert "typed answer: PageNote(topic=<Topic." in r.stdout  # guided generation printed a typed object
 
 
 def test_demo_port_in_use_is_one_clear_error(tmp_path):

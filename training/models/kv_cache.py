@@ -9,8 +9,9 @@
   ``ops.quantize_kv_int8``), read back dequantised: about half the bytes of bf16.
 
 ``LayerKVCache.update(k_new, v_new)`` returns the keys/values the new queries attend to: the
-cached past (in position order) followed by the new ones (kept at full precision for this step),
-then stores the new ones. Queries are end-aligned with those keys, as ``ops.attention`` expects.
+cached past (in position order) followed by the new ones, then stores the new ones. An int8
+cache returns the new ones as stored (quantised and back), so running T tokens in one call reads
+the same values as T single steps (speculative decoding verifies drafts in one call). Queries are end-aligned with those keys, as ``ops.attention`` expects.
 """
 from __future__ import annotations
 
@@ -81,6 +82,9 @@ class LayerKVCache:
     def update(self, k_new: torch.Tensor, v_new: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         k_past, v_past = self.read()
         self.write(k_new, v_new)
+        if self.int8:  # attend to the new tokens as stored: one chunk of T tokens == T single steps
+            k_new = ops.dequantize_kv_int8(*ops.quantize_kv_int8(k_new, impl=self.impl), k_new.dtype, impl=self.impl)
+            v_new = ops.dequantize_kv_int8(*ops.quantize_kv_int8(v_new, impl=self.impl), v_new.dtype, impl=self.impl)
         return (torch.cat([k_past.to(k_new.dtype), k_new], dim=2),
                 torch.cat([v_past.to(v_new.dtype), v_new], dim=2))
 
