@@ -18,7 +18,7 @@ import json
 
 import torch
 
-from inference.schema import SchemaError
+from inference.errors import SchemaError
 
 JSON_OPTIONS = {"whitespace_flexible": False}
 

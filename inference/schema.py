@@ -15,14 +15,11 @@ import copy
 import json
 from typing import Any
 
-from corpus.errors import CidermillError
+from inference.constraint import check_expressible
+from inference.errors import SchemaError  # noqa: F401  (re-exported: callers import it from here)
 
 DEFAULT_MAX_STRING = 48
 DEFAULT_MAX_ITEMS = 6
-
-
-class SchemaError(CidermillError):
-    """A type or schema the constrained decoder cannot express; the message names the construct."""
 
 
 def _adapter(tp):
@@ -97,7 +94,6 @@ def generable(cls):
     """Class decorator: check once, at definition time, that ``cls`` has a schema the engine can
     express, and keep it on the class (``cls.__generation_schema__``). Any supported type also works
     undecorated; the decorator moves the error to import time."""
-    from inference.constraint import check_expressible
     schema = bounded(json_schema_for(cls))
     check_expressible(schema, what=cls.__name__)
     cls.__generation_schema__ = schema
