@@ -44,3 +44,22 @@ def test_adapter_loads_switches_per_request_and_other_base_is_refused(tokenizer,
     other = Generator(micro_model(9, init_std=0.3), tokenizer)
     with pytest.raises(AdapterError, match="another base"):
         other.load_adapter(str(tmp_path / "a1"))
+
+
+def test_recovery_adapter_from_compress_loads_at_inference(tokenizer, tmp_path):
+    """An adapter written by training/quant (`cidermill compress lora`) is one the generator loads:
+    one format and one base fingerprint for both packages."""
+    from training.quant import lora as quant_lora
+    base = micro_model(0, init_std=0.3)
+    tuned = quant_lora.add_lora(copy.deepcopy(base), rank=4, alpha=8)
+    g = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for name, p in tuned.named_parameters():
+            if "lora_B" in name:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+    quant_lora.save_adapter(tuned, str(tmp_path / "rec"))
+    gen = Generator(base, tokenizer)
+    name = gen.load_adapter(str(tmp_path / "rec"))
+    x = torch.tensor([[5, 6, 7, 8]])
+    with torch.no_grad(), gen.adapters.active(name):
+        assert torch.allclose(base(x).logits, tuned(x).logits, atol=1e-5)

@@ -18,14 +18,17 @@ def config_sha256(cfg) -> str:
     return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()
 
 
+def base_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The base weights as the model holds them: LoRA tensors skipped, peft's ``.base_layer.``
+    wrapping removed from names, so a model with adapters injected looks like its base."""
+    return {name.replace(".base_layer.", "."): t for name, t in model.state_dict().items() if "lora_" not in name}
+
+
 @torch.no_grad()
 def weights_sha256(model: torch.nn.Module) -> str:
-    """sha256 over the base weights by sorted name, as float32 bytes; LoRA tensors are skipped and
-    peft's ``.base_layer.`` wrapping is removed from names, so a model with adapters injected
-    hashes like its base (the same definition as ``training/quant/lora.py``)."""
+    """sha256 over the base weights (``base_state``) by sorted name, as float32 bytes."""
     h = hashlib.sha256()
-    state = {name.replace(".base_layer.", "."): t for name, t in model.state_dict().items() if "lora_" not in name}
-    for name, t in sorted(state.items()):
+    for name, t in sorted(base_state(model).items()):
         h.update(name.encode())
         h.update(t.detach().float().contiguous().cpu().numpy().tobytes())
     return h.hexdigest()

@@ -17,7 +17,6 @@ an adapter trained on one quantised base is meaningless on another.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
@@ -25,33 +24,10 @@ import torch
 import torch.nn as nn
 
 from corpus.errors import CidermillError
+from training.models.fingerprint import BASE_FILE, base_fingerprint, base_state
 from training.quant.fake_quant import DECODER_LINEARS
 
-BASE_FILE = "cidermill_base.json"
 ADAPTER_NAME = "default"
-
-
-def base_fingerprint(model: nn.Module) -> dict:
-    """Preset name and sha256 of the config and of the (effective) weights, by sorted name."""
-    cfg = model.config.to_dict()
-    cfg.pop("kernels", None)
-    h = hashlib.sha256()
-    for name, t in sorted(_base_state(model).items()):
-        h.update(name.encode())
-        h.update(t.detach().float().contiguous().cpu().numpy().tobytes())
-    return {"preset": model.config.name,
-            "config_sha256": hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest(),
-            "weights_sha256": h.hexdigest()}
-
-
-def _base_state(model: nn.Module) -> dict[str, torch.Tensor]:
-    """Base weights with peft's wrapping removed from the names (adapters excluded)."""
-    out = {}
-    for name, t in model.state_dict().items():
-        if "lora_" in name:
-            continue
-        out[name.replace(".base_layer.", ".")] = t
-    return out
 
 
 def lora_config(rank: int = 32, alpha: int = 16, targets=DECODER_LINEARS, dropout: float = 0.0):
@@ -127,7 +103,7 @@ def merged_copy(model: nn.Module) -> nn.Module:
     from training.models import build_model
 
     plain = build_model(model.config)
-    base = _base_state(model)
+    base = base_state(model)
     mods = dict(model.named_modules())
     for name, m in mods.items():
         if hasattr(m, "lora_A") and ADAPTER_NAME in m.lora_A:
