@@ -122,6 +122,10 @@ def _group(kvs) -> list:
     return [(k, [v for _, v in group]) for k, group in kvs]
 
 
+def _key(kv):
+    return kv[0]
+
+
 def _count(part) -> int:
     return sum(1 for _ in part)
 
@@ -163,8 +167,10 @@ class _Translate(PipelineVisitor):
             bag = ins[0]
         elif isinstance(t, _Flatten):
             bag = db.concat(ins) if ins else db.from_sequence([], npartitions=1)
+            if bag.npartitions > self.npartitions:  # keep the task count flat through unions
+                bag = bag.repartition(self.npartitions)
         elif isinstance(t, _GroupByKeyOnly):
-            bag = (ins[0].groupby(lambda kv: kv[0], shuffle="tasks").map_partitions(_group))
+            bag = (ins[0].groupby(_key, shuffle="tasks", npartitions=self.npartitions).map_partitions(_group))
         elif isinstance(t, beam.ParDo):
             bag = self._pardo(node, t, ins[0])
         elif isinstance(t, _Read):
