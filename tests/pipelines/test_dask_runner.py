@@ -91,21 +91,51 @@ def test_synth_and_tokenize_same_bytes_on_dask(tmp_path, dask_cluster):
     assert len(digests(str(tmp_path / "t1"))) > 1 and digests(str(tmp_path / "t1")) == digests(str(tmp_path / "t2"))
 
 
-def test_crawl_same_pages_on_dask(tmp_path, dask_cluster):
+def _crawl(out, beam_args, during=None):
+    """Crawl the demo site (no rendering); `during(site)` runs beside the crawl. -> sorted page tuples."""
     from pipelines.crawl_pipeline import run_crawl
     from pipelines.demo_site.server import DemoSite
 
-    def crawl(out, beam_args):
-        with DemoSite() as site:
-            pages, summary = run_crawl([site.url + "/"], out, allow_private=True, render="never", delay=0,
-                                       max_pages=25, max_depth=2, progress=False, beam_args=beam_args)
+    with DemoSite(slow_seconds=1) as site:
+        side = threading.Thread(target=during, args=(site,)) if during else None
+        if side:
+            side.start()
+        pages, _ = run_crawl([site.url + "/"], out, allow_private=True, render="never", delay=0.05, max_pages=30,
+                             max_depth=2, progress=False, beam_args=beam_args, read_timeout=2.0,
+                             total_timeout=3.0, retries=0)
+        if side:
+            side.join(timeout=60)
         base = site.url
-        rows = ShardDataset(pages).to_table(["url", "status", "text", "title"]).to_pylist()
-        return sorted((r["url"].replace(base, ""), r["status"], r["text"], r["title"]) for r in rows), summary
+    rows = ShardDataset(pages).to_table(["url", "status", "text", "title"]).to_pylist()
+    return sorted((r["url"].replace(base, ""), r["status"], r["text"], r["title"]) for r in rows)
 
-    ref, s1 = crawl(str(tmp_path / "a"), [])
-    got, s2 = crawl(str(tmp_path / "b"), on(dask_cluster))
-    assert len(ref) >= 10 and got == ref
+
+def test_crawl_same_pages_on_dask_even_with_a_worker_killed_mid_wave(tmp_path, dask_cluster):
+    from dask.distributed import Client
+    from tests_dask import wait_until, worker_pids
+
+    ref = _crawl(str(tmp_path / "a"), [])
+    assert len(ref) >= 10
+    assert _crawl(str(tmp_path / "b"), on(dask_cluster)) == ref
+
+    killed = []
+
+    def kill_the_crawling_worker(site):
+        pids = worker_pids(dask_cluster)
+        with Client(f"tcp://{dask_cluster}", timeout=30) as c:
+            def crawling():
+                if len(site.requests()) < 5:
+                    return None
+                return next((w for w, keys in c.processing().items()
+                             if any("run_bundle" in str(k) for k in keys)), None)
+            assert wait_until(lambda: crawling() is not None, timeout=60)
+            w = crawling()
+            os.kill(pids[w], signal.SIGKILL)
+            killed.append(w)
+            assert wait_until(lambda: len(c.scheduler_info()["workers"]) == 2, timeout=60)
+
+    assert _crawl(str(tmp_path / "c"), on(dask_cluster), during=kill_the_crawling_worker) == ref
+    assert len(killed) == 1
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, capsys):
