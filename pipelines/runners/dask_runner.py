@@ -139,6 +139,7 @@ class _Translate(PipelineVisitor):
         self.bags: dict[Any, Any] = {}  # PCollection -> dask bag
         self.consumed: set = set()
         self.modules: set[str] = set()
+        self.reshuffled: set = set()  # bags a Reshuffle produced: what reads them fans out
 
     def _input(self, node):
         mains = [v for v in node.inputs if not isinstance(v, pvalue.PBegin)]
@@ -165,6 +166,7 @@ class _Translate(PipelineVisitor):
             bag = db.from_sequence(items, npartitions=n) if items else db.from_sequence([], npartitions=1)
         elif isinstance(t, _Reshuffle):
             bag = ins[0]
+            self.reshuffled.add(bag.name)
         elif isinstance(t, _Flatten):
             bag = db.concat(ins) if ins else db.from_sequence([], npartitions=1)
             if bag.npartitions > self.npartitions:  # keep the task count flat through unions
@@ -173,6 +175,10 @@ class _Translate(PipelineVisitor):
             bag = (ins[0].groupby(_key, shuffle="tasks", npartitions=self.npartitions).map_partitions(_group))
         elif isinstance(t, beam.ParDo):
             bag = self._pardo(node, t, ins[0])
+            if ins[0].name in self.reshuffled and bag.npartitions < self.npartitions:
+                # Create(shard ids) | Reshuffle | Read: a few work items expand into many rows;
+                # spread the rows so the steps fused after the read use every worker
+                bag = bag.repartition(self.npartitions)
         elif isinstance(t, _Read):
             raise CidermillError(f"--runner dask cannot run Beam sources yet ({node.full_label}); "
                                  "read inside a DoFn instead")
