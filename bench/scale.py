@@ -111,7 +111,7 @@ def main() -> int:
     ap.add_argument("--scratch", default="/tmp/cidermill-bench")
     ap.add_argument("--rounds", type=int, default=1, help="runs per cell; the median wall is kept")
     args = ap.parse_args()
-    from results import save_result, start_conditions
+    from results import start_conditions
 
     os.makedirs(args.scratch, exist_ok=True)
     start = start_conditions()
@@ -134,6 +134,13 @@ def main() -> int:
             d = digests(out)
             ref = ref if ref is not None else d
             rows.append({"job": job, "mode": mode, **r, "same_bytes": d == ref})
+            summarise(rows, n_docs, start)  # saved after every cell: a partial run still records its figures
+    return 0
+
+
+def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
+    from results import save_result
+
     by = {(r["job"], r["mode"]): r for r in rows}
     for r in rows:
         base = by.get((r["job"], BASELINE.get(r["mode"], "")))
@@ -159,7 +166,6 @@ def main() -> int:
                                  "not_covered": "images and crawl jobs; several machines; 1M-document dedup memory"},
                        packages=["apache-beam", "dask", "distributed", "pyarrow"], start=start)
     print("wrote", path)
-    return 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ DEFAULT_RUNNER = "FnApiRunner"
 SHORT_RUNNERS = {"dask": "pipelines.runners.dask_runner.DaskRunner"}
 
 
-def _normalise(args: list[str]) -> list[str]:
+def normalise_args(args: list[str]) -> list[str]:
     """`--flag value` pairs become `--flag=value`; short runner names become class paths."""
     out: list[str] = []
     for a in args:
@@ -35,7 +35,7 @@ def _normalise(args: list[str]) -> list[str]:
 def pipeline_options(beam_args: Sequence[str] | None = None, **overrides):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    args = _normalise(list(beam_args or []))
+    args = normalise_args(list(beam_args or []))
     has_runner = any(a == "--runner" or a.startswith("--runner=") for a in args)
     multi = any(a.startswith("--direct_num_workers") or a.startswith("--direct_running_mode") for a in args)
     if not has_runner:
