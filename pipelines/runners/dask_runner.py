@@ -25,7 +25,9 @@ cluster of N single-threaded worker processes, default 2); --dask_npartitions P 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from apache_beam import pvalue
@@ -81,11 +83,13 @@ def _concat(parts) -> list:
     return [x for part in parts for x in part]
 
 
-def run_bundle(items, spec: bytes, side_specs: list, *side_values) -> list:
-    """One dask partition = one Beam bundle: setup, start, every element, finish, teardown.
+# per worker process: DoFns already set up, by spec digest, reused across bundles as Beam allows
+# (a model a DoFn loads in setup() loads once per worker, not once per partition)
+_IDLE: "OrderedDict[str, list]" = OrderedDict()
+_KEEP = 16
 
-    `spec` is the Beam-pickled (DoFn, args, kwargs, label), unpickled here so each task owns fresh
-    objects; side inputs arrive as concrete lists, already computed by the scheduler."""
+
+def _new_invoker(spec: bytes, side_specs: list, side_values: tuple):
     from apache_beam import DoFn
     from apache_beam.internal import pickler
     from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, _OutputHandler
@@ -105,12 +109,48 @@ def run_bundle(items, spec: bytes, side_specs: list, *side_values) -> list:
         input_args=args, input_kwargs=kwargs, user_state_context=None,
         bundle_finalizer_param=DoFn.BundleFinalizerParam())
     invoker.invoke_setup()
-    invoker.invoke_start_bundle()
-    for item in items:
-        invoker.invoke_process(GlobalWindows.windowed_value(item))
-    invoker.invoke_finish_bundle()
-    invoker.invoke_teardown()
-    return out
+    return invoker, out
+
+
+def _retire(entry) -> None:
+    try:
+        entry[0].invoke_teardown()
+    except Exception:  # noqa: BLE001  (teardown is best effort, as in Beam)
+        log.warning("DoFn teardown failed", exc_info=True)
+
+
+def run_bundle(items, spec: bytes, side_specs: list, *side_values) -> list:
+    """One dask partition = one Beam bundle: start, every element, finish.
+
+    `spec` is the Beam-pickled (DoFn, args, kwargs, label). A DoFn without side inputs is set up
+    once per worker process and reused for later bundles of the same step; one with side inputs
+    (concrete lists here, computed by the scheduler before this task) is built for the bundle."""
+    from apache_beam.transforms.window import GlobalWindows
+
+    key = None if side_specs else hashlib.sha1(spec).hexdigest()
+    idle = _IDLE.get(key) if key else None
+    entry = idle.pop() if idle else _new_invoker(spec, side_specs, side_values)
+    invoker, out = entry
+    out.clear()
+    try:
+        invoker.invoke_start_bundle()
+        for item in items:
+            invoker.invoke_process(GlobalWindows.windowed_value(item))
+        invoker.invoke_finish_bundle()
+    except BaseException:
+        _retire(entry)
+        raise
+    result = list(out)
+    out.clear()
+    if key is None:
+        _retire(entry)
+    else:
+        _IDLE.setdefault(key, []).append(entry)
+        _IDLE.move_to_end(key)
+        while len(_IDLE) > _KEEP:
+            for old in _IDLE.popitem(last=False)[1]:
+                _retire(old)
+    return result
 
 
 def _pick(tagged: list, tag) -> list:
