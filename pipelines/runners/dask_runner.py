@@ -10,10 +10,12 @@ the right idea, but as shipped in Beam 2.77 it:
   - mixes a multi-output ParDo's tagged outputs into one bag (keyed by producer, not collection).
 
 This runner keeps upstream's structure (a PipelineVisitor mapping each primitive to a bag, the same
-PTransform overrides for Create/Reshuffle/Flatten) and changes three things:
+PTransform overrides for Create/Reshuffle/Flatten) and changes these things:
   - bags are keyed by PCollection, and a ParDo's outputs are split by tag;
   - a side input becomes one dask Delayed (the concatenation of its bag's partitions) passed as a
     task argument, so the scheduler materialises it before the tasks that read it;
+  - a CombinePerKey is lifted: each partition combines its own rows per key first, so only the
+    accumulators cross the shuffle (Beam's portable runners do the same), not every row;
   - every leaf collection is computed, in one graph, so shared upstream work runs once; leaves are
     reduced to counts on the workers, so no data travels back to the client.
 It supports batch pipelines in the global window (all of cidermill's); anything else is refused
@@ -166,6 +168,34 @@ def _key(kv):
     return kv[0]
 
 
+def _combine_fn(spec: bytes):
+    fn = _FNS.get(spec)
+    if fn is None:
+        from apache_beam.internal import pickler
+        if len(_FNS) > 64:  # a long-lived worker serving many jobs
+            _FNS.clear()
+        fn = _FNS[spec] = pickler.loads(spec)
+        fn.setup()
+    return fn
+
+
+_FNS: dict = {}  # per worker process: CombineFns by pickled bytes, set up once
+
+
+def _partial_combine(part, spec: bytes) -> list:
+    """Combiner lifting: one accumulator per key per partition, so only those cross the shuffle."""
+    fn = _combine_fn(spec)
+    accs: dict = {}
+    for k, v in part:
+        accs[k] = fn.add_input(accs[k] if k in accs else fn.create_accumulator(), v)
+    return [(k, fn.compact(a)) for k, a in accs.items()]
+
+
+def _final_combine(groups, spec: bytes) -> list:
+    fn = _combine_fn(spec)
+    return [(k, fn.extract_output(fn.merge_accumulators([a for _, a in group]))) for k, group in groups]
+
+
 def _count(part) -> int:
     return sum(1 for _ in part)
 
@@ -180,6 +210,27 @@ class _Translate(PipelineVisitor):
         self.consumed: set = set()
         self.modules: set[str] = set()
         self.reshuffled: set = set()  # bags a Reshuffle produced: what reads them fans out
+        self.lifting = None  # the CombinePerKey being translated whole (its parts are skipped)
+
+    def enter_composite_transform(self, node) -> None:
+        import apache_beam as beam
+        from apache_beam.internal import pickler
+
+        t = node.transform
+        if self.lifting is not None or type(t) is not beam.CombinePerKey or t.args or t.kwargs:
+            return
+        self.lifting = node
+        spec = pickler.dumps(t.fn)
+        (bag,) = self._input(node)
+        out = (bag.map_partitions(_partial_combine, spec)
+               .groupby(_key, shuffle="tasks", npartitions=self.npartitions)
+               .map_partitions(_final_combine, spec))
+        for pc in node.outputs.values():
+            self.bags[pc] = out
+
+    def leave_composite_transform(self, node) -> None:
+        if node is self.lifting:
+            self.lifting = None
 
     def _input(self, node):
         mains = [v for v in node.inputs if not isinstance(v, pvalue.PBegin)]
@@ -192,6 +243,8 @@ class _Translate(PipelineVisitor):
         import dask.bag as db
         from apache_beam.runners.dask.overrides import _Create, _Flatten, _Read, _Reshuffle
 
+        if self.lifting is not None:
+            return
         t = node.transform
         ins = self._input(node)
         outs = list(node.outputs.items())
