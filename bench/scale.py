@@ -98,6 +98,11 @@ def measure(cmd: list[str]) -> dict:
             "peak_proc_mb": round(peak["proc"])}
 
 
+def _git() -> str:
+    r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return r.stdout.strip()
+
+
 def digests(d: str) -> list:
     from corpus.manifest import read_manifest
     return [s.sha256 for s in read_manifest(d).shards]
@@ -110,6 +115,8 @@ def main() -> int:
     ap.add_argument("--modes", default="inprocess,mp2,dask1,dask2")
     ap.add_argument("--scratch", default="/tmp/cidermill-bench")
     ap.add_argument("--rounds", type=int, default=1, help="runs per cell; the median wall is kept")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other cells of bench/results/scale.json (same --docs) and replace the ones run now")
     args = ap.parse_args()
     from results import start_conditions
 
@@ -119,9 +126,16 @@ def main() -> int:
     from corpus.reader import ShardDataset
     n_docs = len(ShardDataset(pages))
     rows = []
+    if args.merge:
+        old = json.load(open(os.path.join(HERE, "results", "scale.json"), encoding="utf-8"))
+        if old.get("documents") == n_docs:
+            rows = [r for r in old["rows"] if not (r["job"] in args.jobs.split(",") and r["mode"] in args.modes.split(","))]
     for job in args.jobs.split(","):
         cfg = config(args.scratch, job)
         ref = None
+        ref_dir = os.path.join(args.scratch, f"scale-out-{job}-inprocess")
+        if os.path.exists(os.path.join(ref_dir, "_manifest.json")):
+            ref = digests(ref_dir)
         for mode in args.modes.split(","):
             out = os.path.join(args.scratch, f"scale-out-{job}-{mode}")
             runs = []
@@ -133,7 +147,9 @@ def main() -> int:
             r = sorted(runs, key=lambda x: x["wall_s"])[len(runs) // 2]
             d = digests(out)
             ref = ref if ref is not None else d
-            rows.append({"job": job, "mode": mode, **r, "same_bytes": d == ref})
+            rows.append({"job": job, "mode": mode, **r, "same_bytes": d == ref,
+                         "loadavg_before": [round(x, 1) for x in os.getloadavg()], "git": _git()})
+            rows.sort(key=lambda x: (x["job"], list(MODES).index(x["mode"])))
             summarise(rows, n_docs, start)  # saved after every cell: a partial run still records its figures
     return 0
 
