@@ -148,7 +148,7 @@ def main() -> int:
             d = digests(out)
             ref = ref if ref is not None else d
             rows.append({"job": job, "mode": mode, **r, "same_bytes": d == ref,
-                         "loadavg_before": [round(x, 1) for x in os.getloadavg()], "git": _git()})
+                         "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
             rows.sort(key=lambda x: (x["job"], list(MODES).index(x["mode"])))
             summarise(rows, n_docs, start)  # saved after every cell: a partial run still records its figures
     return 0
