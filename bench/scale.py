@@ -115,11 +115,16 @@ def main() -> int:
     ap.add_argument("--modes", default="inprocess,mp2,dask1,dask2")
     ap.add_argument("--scratch", default="/tmp/cidermill-bench")
     ap.add_argument("--rounds", type=int, default=1, help="runs per cell; the median wall is kept")
+    ap.add_argument("--summary-only", action="store_true", help="recompute the headline of the saved table")
     ap.add_argument("--merge", action="store_true",
                     help="keep the other cells of bench/results/scale.json (same --docs) and replace the ones run now")
     args = ap.parse_args()
     from results import start_conditions
 
+    if args.summary_only:
+        old = json.load(open(os.path.join(HERE, "results", "scale.json"), encoding="utf-8"))
+        summarise(old["rows"], old["documents"], old["start"])
+        return 0
     os.makedirs(args.scratch, exist_ok=True)
     start = start_conditions()
     pages = pages_dataset(args.scratch, args.docs)
@@ -174,6 +179,13 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
             if (job, mode) in by and by[(job, mode)]["speedup"]:
                 headline.append({"what": f"{job} job, 2 workers vs 1 ({mode})",
                                  "figure": f"{by[(job, mode)]['speedup']:.2f}x", "target": target})
+        if (job, "dask2") in by and (job, "inprocess") in by:
+            ip, d2 = by[(job, "inprocess")], by[(job, "dask2")]
+            headline.append({"what": f"{job} job, Dask 2 workers vs in-process (wall; cells run minutes apart "
+                                     "on a loaded machine)", "figure": f"{ip['wall_s'] / d2['wall_s']:.2f}x",
+                             "target": "(context)"})
+            headline.append({"what": f"{job} job, CPU seconds of Dask 2 workers / in-process",
+                             "figure": f"{d2['cpu_s'] / ip['cpu_s']:.2f}", "target": "(overhead; 1.0 = none)"})
     worst = max((r["peak_proc_mb"] for r in rows if r["mode"] in ("mp2", "dask2")), default=None)
     if worst is not None:
         headline.append({"what": "peak RSS of the largest process, 2-worker runs", "figure": f"{worst} MB",
