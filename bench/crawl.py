@@ -220,8 +220,11 @@ def ensure_scrapy(scratch: str) -> str:
 def bench_scrapy(py: str, seeds: list[str], n_pages: int) -> dict:
     import json
     import subprocess
-    r = subprocess.run([py, "-c", SCRAPY_RUNNER, json.dumps(seeds), str(n_pages)], capture_output=True,
-                       text=True, timeout=1800)
+    # a file, not `-c`: Scrapy reads its callbacks' source code
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(py))), "scrapy_runner.py")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(SCRAPY_RUNNER)
+    r = subprocess.run([py, script, json.dumps(seeds), str(n_pages)], capture_output=True, text=True, timeout=1800)
     if r.returncode != 0:
         raise SystemExit(f"scrapy run failed: {r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
