@@ -9,7 +9,11 @@ CPU per page (crawler process, site servers, browser process trees) is printed b
 since a busy machine moves the rates more than the CPU figures. About 2.5 minutes.
 
     .venv/bin/python bench/crawl.py [--pages 5000] [--hosts 8] [--rendered 200] [--render-workers 2]
-                                    [--pages-per-browser 4] [--beam]
+                                    [--pages-per-browser 4] [--beam] [--scrapy] [--scratch DIR]
+
+--scrapy adds the peer on the same generated site in the same run: Scrapy (installed by this script
+into a bench venv, SCRATCH/scrapyvenv) obeying robots.txt with no delay, extracting each page's main
+content with trafilatura in its callback (cidermill's static path also extracts main content).
 """
 from __future__ import annotations
 
@@ -171,6 +175,61 @@ def bench_library(seeds: list[str], n_pages, render: str, render_workers: int, p
     return pages, dt, browser_cpu
 
 
+SCRAPY_RUNNER = r'''
+import json, sys, time
+import scrapy, trafilatura
+from scrapy.crawler import CrawlerProcess
+seeds, limit = json.loads(sys.argv[1]), int(sys.argv[2])
+count = {"pages": 0, "chars": 0}
+
+class Site(scrapy.Spider):
+    name = "site"
+    start_urls = seeds
+    def parse(self, response):
+        text = trafilatura.extract(response.text) or ""
+        count["pages"] += 1
+        count["chars"] += len(text)
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, self.parse)
+
+proc = CrawlerProcess({"ROBOTSTXT_OBEY": True, "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": 32,
+                       "CONCURRENT_REQUESTS_PER_DOMAIN": 8, "CLOSESPIDER_PAGECOUNT": limit,
+                       "LOG_LEVEL": "ERROR", "TELNETCONSOLE_ENABLED": False, "DEPTH_LIMIT": 5})
+proc.crawl(Site)
+t0, c0 = time.perf_counter(), time.process_time()
+proc.start()
+print(json.dumps({"pages": count["pages"], "seconds": time.perf_counter() - t0,
+                  "cpu": time.process_time() - c0, "chars": count["chars"]}))
+'''
+
+
+def ensure_scrapy(scratch: str) -> str:
+    """A bench-only venv with Scrapy and trafilatura (not a project dependency)."""
+    import subprocess
+    venv = os.path.join(scratch, "scrapyvenv")
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py) or subprocess.run([py, "-c", "import scrapy, trafilatura"],
+                                                capture_output=True).returncode != 0:
+        print("installing scrapy + trafilatura into", venv, flush=True)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "scrapy==2.19.*", "trafilatura==2.3.1",
+                        "lxml_html_clean"], check=True)
+    return py
+
+
+def bench_scrapy(py: str, seeds: list[str], n_pages: int) -> dict:
+    import json
+    import subprocess
+    # a file, not `-c`: Scrapy reads its callbacks' source code
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(py))), "scrapy_runner.py")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(SCRAPY_RUNNER)
+    r = subprocess.run([py, script, json.dumps(seeds), str(n_pages)], capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        raise SystemExit(f"scrapy run failed: {r.stderr[-2000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, default=5000)
@@ -181,7 +240,10 @@ def main() -> int:
     ap.add_argument("--context-reuse", type=int, default=16,
                     help="pages of one host per browser context in the second rendered run (the first: a fresh context each)")
     ap.add_argument("--beam", action="store_true", help="also time the Beam run_crawl end to end")
+    ap.add_argument("--scrapy", action="store_true", help="also crawl the same site with Scrapy + trafilatura")
+    ap.add_argument("--scratch", default="/tmp/cidermill-bench", help="where the Scrapy bench venv lives")
     args = ap.parse_args()
+    scrapy_py = ensure_scrapy(args.scratch) if args.scrapy else None
     per_host = max(2, args.pages // args.hosts)
     sites = Sites(args.hosts, per_host, js=False, seed0=0)
     bench_library(sites.seeds[:1], 5, "never", 1)  # warm-up: imports, first connections
@@ -194,6 +256,12 @@ def main() -> int:
     print(f"static CPU per page: crawler {cpu / n * 1000:.2f} ms, site servers {srv / n * 1000:.2f} ms")
     print(f"static fetch+extract (library): {n} pages in {dt:.1f}s = {static:.1f} pages/s "
           f"({args.hosts} hosts, delay 0)  target 200: ratio {static / 200:.2f}")
+    if scrapy_py:
+        r = bench_scrapy(scrapy_py, sites.seeds, per_host * args.hosts)
+        peer = r["pages"] / r["seconds"]
+        print(f"static crawl, Scrapy + trafilatura in its callback (same site, same run): {r['pages']} pages in "
+              f"{r['seconds']:.1f}s = {peer:.1f} pages/s, CPU {r['cpu'] / max(1, r['pages']) * 1000:.2f} ms/page; "
+              f"cidermill/Scrapy: {static / peer:.2f}x (target 1.4x)")
     if args.beam:
         from pipelines.crawl_pipeline import run_crawl
         tmp = tempfile.mkdtemp(prefix="crawlbench-")

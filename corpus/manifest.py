@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from corpus import objectstore
 from corpus.errors import ShardError
 
 FORMAT = "cidermill.shards/1"
@@ -87,13 +88,18 @@ class Manifest:
 
 
 def manifest_path(directory: str) -> str:
-    return os.path.join(directory, MANIFEST_NAME)
+    return objectstore.join(directory, MANIFEST_NAME)
 
 
 def shard_file(directory: str, name: str) -> str:
     """The path of shard `name` in `directory`, refused (ShardError) when it is a symbolic link or
     resolves outside the dataset after links are followed: a manifest never makes a reader open a
-    file the dataset does not hold (a link to /etc/shadow, to another user's data)."""
+    file the dataset does not hold (a link to /etc/shadow, to another user's data). On object
+    storage there are no links: the name must be a plain key directly under the prefix."""
+    if objectstore.is_remote(directory):
+        if not name or "/" in name or "\\" in name or name in (".", ".."):
+            raise ShardError(f"{directory}/{name}: shard name leaves the dataset prefix")
+        return objectstore.join(directory, name)
     path = os.path.join(directory, name)
     if os.path.islink(path):
         raise ShardError(f"{path}: shard is a symbolic link; a dataset holds its shards as plain files")
@@ -106,6 +112,15 @@ def shard_file(directory: str, name: str) -> str:
 
 def read_manifest(directory: str) -> Manifest:
     path = manifest_path(directory)
+    if objectstore.is_remote(directory):
+        if not objectstore.exists(path):
+            objectstore.check_bucket(directory)
+            raise ShardError(f"{path}: missing manifest (not a dataset, or its writer did not finish)")
+        try:
+            obj = json.loads(objectstore.read_bytes(path).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ShardError(f"{path}: unreadable manifest ({e})") from None
+        return Manifest.from_json(obj, where=path)
     if not os.path.isdir(directory):
         raise ShardError(f"{directory}: no such dataset directory")
     if not os.path.exists(path):
@@ -123,8 +138,11 @@ def read_manifest(directory: str) -> Manifest:
 def write_manifest(directory: str, manifest: Manifest) -> str:
     """Atomically write manifest.json (temp name, fsync, rename): the commit point of a dataset."""
     path = manifest_path(directory)
-    tmp = f"{path}.tmp-{os.getpid()}"
     data = json.dumps(manifest.to_json(), indent=1, sort_keys=False).encode("utf-8")
+    if objectstore.is_remote(directory):
+        objectstore.write_bytes(path, data)  # one PUT: atomic
+        return path
+    tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()

@@ -12,6 +12,7 @@ from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
+from corpus import objectstore
 from corpus.errors import ShardError
 from corpus.manifest import Manifest, read_manifest, shard_file
 
@@ -41,9 +42,11 @@ class ShardDataset:
         self.directory = directory
         self.manifest: Manifest = read_manifest(directory)
         self._starts = [0]
+        remote = objectstore.is_remote(directory)
+        present = set(objectstore.listdir(directory)) if remote else None
         for s in self.manifest.shards:
             path = shard_file(directory, s.path)  # refuses links and paths resolving outside DIR
-            if not os.path.exists(path):
+            if (s.path not in present) if remote else not os.path.exists(path):
                 raise ShardError(f"{path}: shard listed in the manifest is missing")
             self._starts.append(self._starts[-1] + s.rows)
         self._open: OrderedDict[int, _OpenShard] = OrderedDict()
@@ -60,16 +63,17 @@ class ShardDataset:
 
     @property
     def shard_paths(self) -> list[str]:
-        return [os.path.join(self.directory, s.path) for s in self.manifest.shards]
+        return [objectstore.join(self.directory, s.path) for s in self.manifest.shards]
 
     def __len__(self) -> int:
         return self.manifest.rows
 
     # -- streaming ----------------------------------------------------------------------------
     def _open_file(self, path: str) -> pa.ipc.RecordBatchFileReader:
-        shard_file(self.directory, os.path.basename(path))  # again at open: a link swapped in later is refused too
+        shard_file(self.directory, path.rsplit("/", 1)[-1])  # again at open: a link swapped in later is refused too
         try:
-            reader = pa.ipc.open_file(pa.memory_map(path, "r"))
+            src = objectstore.open_random_access(path) if objectstore.is_remote(path) else pa.memory_map(path, "r")
+            reader = pa.ipc.open_file(src)
         except (pa.ArrowInvalid, OSError) as e:
             raise ShardError(f"{path}: unreadable shard ({e}); run `cidermill shards verify`") from None
         if not reader.schema.equals(self.schema):

@@ -16,6 +16,8 @@ from typing import Any, Iterable
 
 import xxhash
 
+from corpus import objectstore
+
 REPORT_DIR = "_report"  # "_" prefix: pyarrow.dataset skips it
 STATS_NAME = "stats.json"
 DEFAULT_SAMPLES_PER_REASON = 20
@@ -179,7 +181,7 @@ def reason_filename(reason: str) -> str:
 
 
 def report_dir(dataset_dir: str) -> str:
-    return os.path.join(dataset_dir, REPORT_DIR)
+    return objectstore.join(dataset_dir, REPORT_DIR)
 
 
 def _jsonable(v: Any) -> Any:
@@ -197,6 +199,8 @@ def _jsonable(v: Any) -> Any:
 def write_report(dataset_dir: str, stats: ReportStats, samples: Samples | None = None) -> str:
     """Write report/stats.json and report/dropped/<reason>.jsonl (atomically, file by file)."""
     rdir = report_dir(dataset_dir)
+    if objectstore.is_remote(rdir):
+        return _write_report_remote(rdir, stats, samples)
     ddir = os.path.join(rdir, "dropped")
     os.makedirs(ddir, exist_ok=True)
     if samples is not None:
@@ -215,15 +219,39 @@ def write_report(dataset_dir: str, stats: ReportStats, samples: Samples | None =
     return path
 
 
+def _sample_lines(reason: str, lst) -> str:
+    return "".join(json.dumps({"key": key, "reason": reason, "row": _jsonable(row)}, ensure_ascii=False) + "\n"
+                   for _, key, row in lst)
+
+
+def _write_report_remote(rdir: str, stats: ReportStats, samples: Samples | None) -> str:
+    """The same files on an object store: one PUT each (no rename needed: a PUT is atomic)."""
+    if samples is not None:
+        for reason, lst in sorted(samples.by_reason.items()):
+            objectstore.write_bytes(f"{rdir}/dropped/{reason_filename(reason)}.jsonl",
+                                    _sample_lines(reason, lst).encode("utf-8"))
+    path = f"{rdir}/{STATS_NAME}"
+    objectstore.write_bytes(path, json.dumps(stats.to_json(), indent=1, ensure_ascii=False).encode("utf-8"))
+    return path
+
+
 def read_report(dataset_dir: str) -> ReportStats:
-    path = os.path.join(report_dir(dataset_dir), STATS_NAME)
+    path = objectstore.join(report_dir(dataset_dir), STATS_NAME)
+    if objectstore.is_remote(path):
+        return ReportStats.from_json(json.loads(objectstore.read_bytes(path)))
     with open(path, encoding="utf-8") as f:
         return ReportStats.from_json(json.load(f))
 
 
 def read_samples(dataset_dir: str) -> dict[str, list[dict[str, Any]]]:
-    ddir = os.path.join(report_dir(dataset_dir), "dropped")
+    ddir = objectstore.join(report_dir(dataset_dir), "dropped")
     out: dict[str, list[dict[str, Any]]] = {}
+    if objectstore.is_remote(ddir):
+        for name in objectstore.listdir(ddir):
+            if name.endswith(".jsonl"):
+                text = objectstore.read_bytes(f"{ddir}/{name}").decode("utf-8")
+                out[name[:-6]] = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return out
     if os.path.isdir(ddir):
         for name in sorted(os.listdir(ddir)):
             if name.endswith(".jsonl"):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from corpus import objectstore
 from corpus.errors import ShardError
 from corpus.manifest import read_manifest, shard_file
 from corpus.writer import file_sha256
@@ -27,28 +28,30 @@ def verify_dataset(directory: str, check_hashes: bool = True) -> list[Problem]:
     manifest = read_manifest(directory)
     problems: list[Problem] = []
     listed = set()
+    remote = objectstore.is_remote(directory)
+    present = objectstore.listdir(directory) if remote else None
     for s in manifest.shards:
-        path = os.path.join(directory, s.path)
+        path = objectstore.join(directory, s.path)
         listed.add(s.path)
         try:
             shard_file(directory, s.path)
         except ShardError as e:  # a link, or a path resolving outside DIR: never opened, never hashed
             problems.append(Problem(path, "link: " + str(e).split(": ", 1)[1]))
             continue
-        if not os.path.exists(path):
+        if (s.path not in present) if remote else not os.path.exists(path):
             problems.append(Problem(path, "missing"))
             continue
-        size = os.path.getsize(path)
+        size = objectstore.size(path) if remote else os.path.getsize(path)
         if size != s.bytes:
             problems.append(Problem(path, f"{'truncated' if size < s.bytes else 'grown'}: {size} bytes, manifest says {s.bytes}"))
             continue
         if check_hashes:
-            sha, _ = file_sha256(path)
+            sha, _ = objectstore.sha256(path) if remote else file_sha256(path)
             if sha != s.sha256:
                 problems.append(Problem(path, f"altered: sha256 {sha[:12]}… differs from manifest {s.sha256[:12]}…"))
                 continue
         try:
-            with pa.memory_map(path, "r") as src:
+            with (objectstore.open_random_access(path) if remote else pa.memory_map(path, "r")) as src:
                 reader = pa.ipc.open_file(src)
                 if not reader.schema.equals(manifest.schema):
                     problems.append(Problem(path, "schema does not match the manifest"))
@@ -59,7 +62,9 @@ def verify_dataset(directory: str, check_hashes: bool = True) -> list[Problem]:
             continue
         if rows != s.rows:
             problems.append(Problem(path, f"rows: {rows}, manifest says {s.rows}"))
-    for p in sorted(glob.glob(os.path.join(directory, "part-*.arrow"))):
-        if os.path.basename(p) not in listed:
+    names = present if remote else [os.path.basename(p) for p in glob.glob(os.path.join(directory, "part-*.arrow"))]
+    for name in sorted(n for n in names if n.startswith("part-") and n.endswith(".arrow")):
+        p = objectstore.join(directory, name)
+        if name not in listed:
             problems.append(Problem(p, "extra: shard file not listed in the manifest"))
     return problems

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
+from corpus import objectstore
 from corpus.errors import ShardError
 from corpus.report import REPORT_DIR
 from corpus.manifest import (MANIFEST_NAME, Manifest, ShardInfo, manifest_path, read_manifest,
@@ -41,8 +42,25 @@ def staging_dir(directory: str) -> str:
     return os.path.join(directory, _STAGING)
 
 
+def _ipc_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=8192):
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def _write_shard_remote(directory: str, index: int, table: pa.Table) -> ShardInfo:
+    name = shard_name(index)
+    data = _ipc_bytes(table)
+    objectstore.put_via_temp(objectstore.join(directory, name), data, f".{name}.tmp-{uuid.uuid4().hex[:12]}")
+    return ShardInfo(path=name, rows=table.num_rows, bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+
+
 def write_shard_file(directory: str, index: int, table: pa.Table) -> ShardInfo:
     """Write one shard atomically as `part-NNNNN.arrow` in `directory`; return its manifest entry."""
+    if objectstore.is_remote(directory):
+        return _write_shard_remote(directory, index, table)
     os.makedirs(directory, exist_ok=True)
     name = shard_name(index)
     final = os.path.join(directory, name)
@@ -74,31 +92,53 @@ def prepare_output_dir(directory: str, kind: str, job: str | None = None, overwr
     - holds files that are not ours: error (nothing is deleted).
     The old manifest is removed first, so an interrupted rerun never looks complete.
     """
+    if objectstore.is_remote(directory):
+        return _prepare_remote(directory, kind, job, overwrite)
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise ShardError(f"{directory}: output path exists and is not a directory")
     os.makedirs(directory, exist_ok=True)
     entries = [e for e in os.listdir(directory)]
     if not entries:
         return
-    if os.path.exists(manifest_path(directory)):
-        old = read_manifest(directory)
-        same = job is not None and old.provenance.get("job") == job and old.kind == kind
-        if not same and not overwrite:
-            raise ShardError(
-                f"{directory}: already holds a different dataset (kind={old.kind}, rows={old.rows}); "
-                "pass --overwrite to replace it or choose another output directory")
+    if _check_existing(directory, entries, kind, job, overwrite):
         os.remove(manifest_path(directory))
-    else:
-        foreign = [e for e in entries if not (_PART_RE.match(e) or e.startswith(".") or e == REPORT_DIR)]
-        if foreign and not overwrite:
-            raise ShardError(f"{directory}: output directory is not empty and holds no dataset "
-                             f"(found {sorted(foreign)[:3]}); choose an empty directory")
     for e in entries:
         p = os.path.join(directory, e)
         if _PART_RE.match(e) or e.startswith(".part-") or e == _STAGING:
             shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
     if os.path.isdir(os.path.join(directory, REPORT_DIR)):
         shutil.rmtree(os.path.join(directory, REPORT_DIR))
+
+
+def _check_existing(directory: str, entries: list[str], kind: str, job: str | None, overwrite: bool) -> bool:
+    """Raise unless `directory` may be (re)written; True when it holds a manifest to remove."""
+    if MANIFEST_NAME in entries:
+        old = read_manifest(directory)
+        same = job is not None and old.provenance.get("job") == job and old.kind == kind
+        if not same and not overwrite:
+            raise ShardError(
+                f"{directory}: already holds a different dataset (kind={old.kind}, rows={old.rows}); "
+                "pass --overwrite to replace it or choose another output directory")
+        return True
+    foreign = [e for e in entries if not (_PART_RE.match(e) or e.startswith(".") or e == REPORT_DIR)]
+    if foreign and not overwrite:
+        raise ShardError(f"{directory}: output directory is not empty and holds no dataset "
+                         f"(found {sorted(foreign)[:3]}); choose an empty directory")
+    return False
+
+
+def _prepare_remote(directory: str, kind: str, job: str | None, overwrite: bool) -> None:
+    objectstore.check_bucket(directory)
+    entries = objectstore.listdir(directory)
+    if not entries:
+        return
+    if _check_existing(directory, entries, kind, job, overwrite):
+        objectstore.remove(manifest_path(directory))
+    for e in entries:
+        if _PART_RE.match(e) or e.startswith(".part-"):
+            objectstore.remove(objectstore.join(directory, e))
+    if REPORT_DIR in entries:
+        objectstore.remove(objectstore.join(directory, REPORT_DIR), recursive=True)
 
 
 def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Iterable[ShardInfo],
@@ -110,6 +150,13 @@ def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Itera
     empty = schema.empty_table()
     full = [by_index[i] if i in by_index else write_shard_file(directory, i, empty) for i in range(n)]
     keep = {s.path for s in full}
+    if objectstore.is_remote(directory):
+        for e in objectstore.listdir(directory):
+            if (_PART_RE.match(e) and e not in keep) or e.startswith(".part-"):
+                objectstore.remove(objectstore.join(directory, e))
+        manifest = Manifest(kind=kind, schema=schema, shards=full, provenance=provenance)
+        write_manifest(directory, manifest)
+        return manifest
     for p in glob.glob(os.path.join(directory, "part-*.arrow")):
         if os.path.basename(p) not in keep:
             os.remove(p)

@@ -11,15 +11,31 @@ from typing import Sequence
 from corpus.errors import CidermillError
 
 DEFAULT_RUNNER = "FnApiRunner"
+# short runner names the project adds (Beam accepts a class path for --runner)
+SHORT_RUNNERS = {"dask": "pipelines.runners.dask_runner.DaskRunner"}
+
+
+def normalise_args(args: list[str]) -> list[str]:
+    """`--flag value` pairs become `--flag=value`; short runner names become class paths."""
+    out: list[str] = []
+    for a in args:
+        if not a.startswith("--"):
+            if not out or "=" in out[-1]:
+                raise CidermillError(f"unexpected argument {a!r} (Beam options look like --name=value)")
+            out[-1] = f"{out[-1]}={a}"
+        else:
+            out.append(a)
+    for i, a in enumerate(out):
+        name, _, value = a.partition("=")
+        if name == "--runner" and value.lower() in SHORT_RUNNERS:
+            out[i] = f"--runner={SHORT_RUNNERS[value.lower()]}"
+    return out
 
 
 def pipeline_options(beam_args: Sequence[str] | None = None, **overrides):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    args = list(beam_args or [])
-    for a in args:
-        if not a.startswith("--"):
-            raise CidermillError(f"unexpected argument {a!r} (Beam options look like --name=value)")
+    args = normalise_args(list(beam_args or []))
     has_runner = any(a == "--runner" or a.startswith("--runner=") for a in args)
     multi = any(a.startswith("--direct_num_workers") or a.startswith("--direct_running_mode") for a in args)
     if not has_runner:

@@ -60,7 +60,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
         if getattr(mod, "BEAM", False):
             p.epilog = ("Unknown --flags are passed to Apache Beam as pipeline options, e.g. --runner, "
                         "--direct_num_workers=2 --direct_running_mode=multi_processing, or Dataflow/Flink/Spark "
-                        "options. Default runner: the in-process FnApiRunner (no Prism download).")
+                        "options. Default runner: the in-process FnApiRunner (no Prism download). On Dask: "
+                        "--runner dask --dask_client_address HOST:PORT (a running scheduler) or --dask_workers N "
+                        "(a local cluster). Dataset paths may be s3://bucket/prefix.")
         mod.configure(p)  # type: ignore[attr-defined]
         p.set_defaults(_module=mod)
     return parser, mods

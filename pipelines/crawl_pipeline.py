@@ -90,11 +90,18 @@ def _dedupe(rows):
 
 
 def _num_slots(beam_args: Sequence[str], n_hosts: int) -> int:
-    workers = 1
-    for a in beam_args:
-        if a.startswith("--direct_num_workers="):
+    """Host groups per wave: one per worker the options name (local processes, Dask workers or
+    partitions), so hosts crawl in parallel across workers; a host never spans two groups."""
+    from pipelines.beam_options import normalise_args
+
+    args = normalise_args(list(beam_args))
+    workers = 2 if any(a.lower() in ("--runner=dask", "--runner=pipelines.runners.dask_runner.daskrunner")
+                       for a in args) else 1  # the local Dask cluster's default size
+    for a in args:
+        name, _, value = a.partition("=")
+        if name in ("--direct_num_workers", "--dask_workers", "--dask_npartitions"):
             try:
-                workers = max(1, int(a.split("=", 1)[1]))
+                workers = max(workers, int(value))
             except ValueError:
                 pass
     return max(1, min(n_hosts, workers))

@@ -16,6 +16,7 @@ import pyarrow as pa
 from corpus.errors import ConfigError
 from corpus.manifest import manifest_path
 from corpus.provenance import make_provenance
+from corpus import objectstore
 from corpus.report import Histogram, ReportStats, Samples, read_report, report_dir, write_report
 from corpus.schemas import PAIRS
 from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, prepare_output_dir, write_shard_file
@@ -290,9 +291,15 @@ def add_contact_sheets(out_dir: str, kind: str, stats: ReportStats, k: int = SHE
     ids = ds.to_table(columns=["id"]).column("id").to_pylist()
     order = sorted(range(len(ids)), key=lambda i: ids[i])[:k]
     rows = ds.take(order).to_pylist()
-    os.makedirs(os.path.join(report_dir(out_dir), "plots"), exist_ok=True)
     rel = f"plots/contact_sheet_{kind}.png"
-    contact_sheet(rows).save(os.path.join(report_dir(out_dir), rel), format="PNG")
+    if objectstore.is_remote(out_dir):
+        import io
+        buf = io.BytesIO()
+        contact_sheet(rows).save(buf, format="PNG")
+        objectstore.write_bytes(f"{report_dir(out_dir)}/{rel}", buf.getvalue())
+    else:
+        os.makedirs(os.path.join(report_dir(out_dir), "plots"), exist_ok=True)
+        contact_sheet(rows).save(os.path.join(report_dir(out_dir), rel), format="PNG")
     stats.add_figure(rel, f"Synthetic {kind}: first {len(rows)} items",
                      "Each image with its one-sentence caption and its first QA pairs (answer and type).")
     return stats

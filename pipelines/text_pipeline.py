@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import apache_beam as beam
 import pyarrow as pa
 
+from corpus import objectstore
 from corpus.errors import ConfigError
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
@@ -248,7 +249,7 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
                                                   overwrite=overwrite, **tb)
     stats = rows | "Stats" >> beam.CombineGlobally(_StatsFn(cfg))
     samples = dropped | "Samples" >> beam.Map(_sample)
-    info = {"pipeline": "text", "input": os.path.abspath(pages_dir),
+    info = {"pipeline": "text", "input": pages_dir if objectstore.is_remote(pages_dir) else os.path.abspath(pages_dir),
             "rejected": os.path.abspath(rejected_dir) if rejected_dir else None,
             "stages": chain.stage_names}
     k = int((cfg.get("output") or {}).get("samples_per_reason", 20))
@@ -266,6 +267,9 @@ def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_
     cfg = load_config(config_path, overrides)
     if rejected_dir == "":
         rejected_dir = rejected_dir_for(out_dir, cfg)
+    if objectstore.is_remote(out_dir):
+        raise ConfigError("text: --out cannot be an s3:// URI yet (the HTML report is rendered on local disk); "
+                          "write locally and copy, or read --in from s3://")
     if os.path.abspath(pages_dir) == os.path.abspath(out_dir):
         raise ConfigError("--out must differ from --in")
     prov = make_provenance("documents", config=cfg, inputs=[pages_dir], command=command)

@@ -11,3 +11,15 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+# -- a real Dask cluster on 127.0.0.1 (scheduler + 2 single-threaded workers), one per session --------
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory):
+    """Yields the scheduler address 'HOST:PORT'; workers import this checkout (PYTHONPATH)."""
+    from tests_dask import start_cluster  # tests/tests_dask.py
+    with start_cluster(str(tmp_path_factory.mktemp("dask")), nworkers=2) as address:
+        yield address

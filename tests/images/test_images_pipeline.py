@@ -179,3 +179,17 @@ def test_top_percent_cut_is_global_with_two_workers(images_run, tmp_path):
     kept = [r for r in cands if r["drop_reason"] is None]
     assert kept and all(r["clip_score"] >= want for r in kept)
     assert all(r["clip_score"] is None or r["clip_score"] < want for r in cands if r["drop_reason"])
+
+
+def test_same_bytes_on_a_dask_cluster(images_run, tmp_path, dask_cluster):
+    """A real `dask scheduler` + 2 workers (--runner dask) write the in-process run's shards."""
+    from corpus.manifest import read_manifest
+    from pipelines.cli import main
+
+    _, out, _, args = images_run
+    out2 = str(tmp_path / "dask")
+    args2 = [a if a != out else out2 for a in args]
+    assert main(args2 + ["--runner", "dask", f"--dask_client_address={dask_cluster}", "--dask_npartitions=2"]) == 0
+    for sub in ("pairs", "interleaved"):
+        a, b = read_manifest(os.path.join(out, sub)), read_manifest(os.path.join(out2, sub))
+        assert a.rows > 0 and [s.sha256 for s in a.shards] == [s.sha256 for s in b.shards], sub

@@ -1,0 +1,164 @@
+"""Datasets on object storage: any dataset DIR may be `s3://bucket/prefix` (through pyarrow.fs).
+
+Workers on different machines then read and write one place. Local paths keep using the os
+module (memory maps, fsync, rename); a URI goes through pyarrow's S3 filesystem, which takes its
+endpoint and credentials from the usual AWS settings (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...).
+Object stores have no rename: a shard is uploaded under a temporary key and then moved (copy +
+delete) to its final key; the manifest is one PUT, written last, so a reader never sees a
+dataset whose manifest exists before its shards do.
+
+Errors from the store become one-line ShardErrors naming the bucket and what is wrong.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+from corpus.errors import ShardError
+
+
+def is_remote(path: str) -> bool:
+    return "://" in str(path)
+
+
+def join(directory: str, name: str) -> str:
+    return f"{directory.rstrip('/')}/{name}" if is_remote(directory) else os.path.join(directory, name)
+
+
+@functools.lru_cache(maxsize=8)
+def _filesystem(scheme_and_bucket: str, _endpoint: str | None, _key_id: str | None):
+    """Cached per bucket and per endpoint/credentials in the environment (they are read here)."""
+    import pyarrow.fs as pafs
+    try:
+        fs, _ = pafs.FileSystem.from_uri(scheme_and_bucket)
+    except (OSError, ValueError, TypeError) as e:
+        raise ShardError(f"{scheme_and_bucket}: unsupported or malformed dataset URI ({e})") from None
+    return fs
+
+
+def resolve(uri: str):
+    """s3://bucket/key -> (pyarrow FileSystem, 'bucket/key')."""
+    scheme, _, rest = uri.partition("://")
+    if scheme != "s3":
+        raise ShardError(f"{uri}: only local paths and s3:// URIs are supported for datasets")
+    bucket = rest.split("/", 1)[0]
+    if not bucket:
+        raise ShardError(f"{uri}: no bucket in the URI (expected s3://bucket/prefix)")
+    env = os.environ
+    return (_filesystem(f"s3://{bucket}", env.get("AWS_ENDPOINT_URL") or env.get("AWS_ENDPOINT_URL_S3"),
+                        env.get("AWS_ACCESS_KEY_ID")), rest.rstrip("/"))
+
+
+def explain(uri: str, e: Exception) -> ShardError:
+    """A store error as one line: missing bucket, refused credentials, or the store's own words."""
+    msg = str(e)
+    bucket = uri.split("://", 1)[-1].split("/", 1)[0]
+    up = msg.upper()
+    if "NO_SUCH_BUCKET" in up or "NOSUCHBUCKET" in up or f"BUCKET '{bucket.upper()}' NOT FOUND" in up:
+        return ShardError(f"{uri}: bucket {bucket!r} does not exist")
+    if any(k in up for k in ("ACCESS_DENIED", "ACCESSDENIED", "INVALID_ACCESS_KEY", "INVALIDACCESSKEY",
+                             "SIGNATURE_DOES_NOT_MATCH", "SIGNATUREDOESNOTMATCH", "HTTP STATUS 403", "FORBIDDEN")):
+        return ShardError(f"{uri}: the object store refused the credentials (check AWS_ACCESS_KEY_ID / "
+                          "AWS_SECRET_ACCESS_KEY / AWS_PROFILE)")
+    first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+    return ShardError(f"{uri}: object store error: {first[:300]}")
+
+
+def _call(uri: str, fn, *args):
+    try:
+        return fn(*args)
+    except ShardError:
+        raise
+    except OSError as e:
+        raise explain(uri, e) from None
+
+
+def check_bucket(uri: str) -> None:
+    """Fail early, in one line, when the bucket is missing or the credentials are refused."""
+    import pyarrow.fs as pafs
+    fs, path = resolve(uri)
+    bucket = path.split("/", 1)[0]
+    info = _call(uri, fs.get_file_info, bucket)
+    if info.type == pafs.FileType.NotFound:
+        raise ShardError(f"{uri}: bucket {bucket!r} does not exist")
+    _call(uri, fs.get_file_info, pafs.FileSelector(path, recursive=False, allow_not_found=True))
+
+
+def exists(uri: str) -> bool:
+    import pyarrow.fs as pafs
+    fs, path = resolve(uri)
+    return _call(uri, fs.get_file_info, path).type != pafs.FileType.NotFound
+
+
+def size(uri: str) -> int:
+    fs, path = resolve(uri)
+    return int(_call(uri, fs.get_file_info, path).size)
+
+
+def listdir(uri: str) -> list[str]:
+    """Names directly under `uri` (files and 'directories'), [] if nothing is there."""
+    import pyarrow.fs as pafs
+    fs, path = resolve(uri)
+    infos = _call(uri, fs.get_file_info, pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    return sorted(i.base_name for i in infos)
+
+
+def read_bytes(uri: str) -> bytes:
+    fs, path = resolve(uri)
+
+    def _read():
+        with fs.open_input_stream(path) as f:
+            return f.read()
+    try:
+        return _call(uri, _read)
+    except FileNotFoundError:
+        raise ShardError(f"{uri}: no such object") from None
+
+
+def write_bytes(uri: str, data: bytes) -> None:
+    """One PUT (atomic on S3: readers see the old object or the new one)."""
+    fs, path = resolve(uri)
+
+    def _write():
+        with fs.open_output_stream(path) as f:
+            f.write(data)
+    _call(uri, _write)
+
+
+def put_via_temp(uri: str, data: bytes, tmp_name: str) -> None:
+    """Upload under a temporary key beside `uri`, then move it into place."""
+    fs, path = resolve(uri)
+    tmp = path.rsplit("/", 1)[0] + "/" + tmp_name
+    write_bytes(uri.rsplit("/", 1)[0] + "/" + tmp_name, data)
+    _call(uri, fs.move, tmp, path)
+
+
+def remove(uri: str, recursive: bool = False) -> None:
+    fs, path = resolve(uri)
+    try:
+        _call(uri, fs.delete_dir if recursive else fs.delete_file, path)
+    except FileNotFoundError:
+        pass
+
+
+def sha256(uri: str) -> tuple[str, int]:
+    fs, path = resolve(uri)
+    h, n = hashlib.sha256(), 0
+
+    def _hash():
+        nonlocal n
+        with fs.open_input_stream(path) as f:
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+                n += len(chunk)
+    _call(uri, _hash)
+    return h.hexdigest(), n
+
+
+def open_random_access(uri: str):
+    fs, path = resolve(uri)
+    return _call(uri, fs.open_input_file, path)

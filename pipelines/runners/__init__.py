@@ -1,0 +1,1 @@
+"""Beam runners the project owns (today: Dask, see dask_runner.py)."""
