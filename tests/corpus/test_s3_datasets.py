@@ -136,3 +136,21 @@ def test_refused_credentials_are_one_line(tmp_path, monkeypatch, capsys):
         rc = main(["shards", "verify", "s3://cider/x"])
         err = capsys.readouterr().err.strip()
         assert rc == 1 and "refused the credentials" in err and "\n" not in err
+
+
+def test_manifest_naming_a_key_outside_the_prefix_is_refused(s3):
+    """On object storage a shard name is a plain key directly under the prefix: a manifest that names
+    `../other/part-00000.arrow` never makes the reader or verify open another dataset's object."""
+    import json
+    write_dataset("s3://cider/victim", "documents", table(5))
+    write_dataset("s3://cider/evil", "documents", table(5))
+    fs, path = pafs.FileSystem.from_uri("s3://cider/evil")
+    with fs.open_input_stream(path + "/_manifest.json") as f:
+        m = json.loads(f.read())
+    m["shards"][0]["path"] = "../victim/" + m["shards"][0]["path"]
+    with fs.open_output_stream(path + "/_manifest.json") as f:
+        f.write(json.dumps(m).encode())
+    with pytest.raises(ShardError, match="must be a plain file name"):
+        ShardDataset("s3://cider/evil")
+    with pytest.raises(ShardError, match="must be a plain file name"):
+        verify_dataset("s3://cider/evil")
