@@ -45,6 +45,7 @@ class CrawlConfig:
     read_timeout: float = 10.0
     total_timeout: float = 30.0
     max_bytes: int = 5 * 1024 * 1024
+    render_max_bytes: int = 24 * 1024 * 1024  # larger cap for pages headed for rendering (single-file JS apps)
     max_redirects: int = 5
     retries: int = 2
     backoff: float = 0.5
@@ -95,6 +96,12 @@ class WaveOutput:
         self.links += other.links
 
 
+def fetch_cap(c: CrawlConfig) -> int:
+    """Bytes the fetcher may read for one page: the render cap when rendering is possible, since a
+    page's need for a browser is known only once its HTML is in hand (crawler checks max_bytes after)."""
+    return max(c.max_bytes, c.render_max_bytes) if c.render != "never" else c.max_bytes
+
+
 class WaveCrawler:
     def __init__(self, config: CrawlConfig, wave: int = 0):
         self.config = c = config
@@ -102,7 +109,7 @@ class WaveCrawler:
         self.policy = AddressPolicy(c.allow_private)
         self.fetcher = Fetcher(FetchConfig(user_agent=c.agent_string, connect_timeout=c.connect_timeout,
                                            read_timeout=c.read_timeout, total_timeout=c.total_timeout,
-                                           max_bytes=c.max_bytes, max_redirects=c.max_redirects, retries=c.retries,
+                                           max_bytes=fetch_cap(c), max_redirects=c.max_redirects, retries=c.retries,
                                            backoff=c.backoff, max_retry_after=c.max_retry_after,
                                            block_private=not c.allow_private))
         self.robots = RobotsCache(self.fetcher, c.user_agent, c.optout_token, check_address=self.policy.check)
@@ -276,6 +283,11 @@ class WaveCrawler:
         final_decision = self.robots.decide(final) if final != url else decision
         training = bool(final_decision.training_allowed)
         why_render = render_reason(html, c.render) if not noindex else None
+        if len(res.body) > c.max_bytes and not why_render:
+            # only pages headed for rendering may use the larger render cap
+            out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes} "
+                                     "and not headed for rendering", res))
+            return
         rendered_html = None
         render_err = None
         if why_render:
