@@ -289,16 +289,19 @@ class WaveCrawler:
                                      "and not headed for rendering", res))
             return
         rendered_html = None
+        visible_text = None
         render_err = None
         if why_render:
             r = self.renderer.render(final, res.body, res.content_type or "text/html")
             if r.html:
-                rendered_html = r.html
+                rendered_html, visible_text = r.html, r.visible_text
                 n2, f2 = robots_flags(rendered_html, None, c.user_agent)
                 noindex, nofollow = noindex or n2, nofollow or f2
             else:
                 render_err = r.error
         ex = extract_page(rendered_html or html, final, fast=c.fast_extract) if not noindex else None
+        if ex is not None and not ex.text and visible_text and visible_text.strip():
+            ex.text = visible_text.strip()  # no block passed as main content: what the browser shows beats nothing
         headers = [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items()) if k in PAGE_HEADERS]
         page = {
             "id": url_id(url), "url": url, "final_url": final, "host": host_of(url), "depth": e.get("depth", 0),
