@@ -159,7 +159,7 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
                 tables.append((table_open.pop(id(el)), len(blocks), el))
             add(el.tail)
             continue
-        if is_hidden(el) or tag == "figcaption":
+        if is_hidden(el, noscript_visible=True) or tag == "figcaption":
             add(el.tail)
             continue
         parent_ctx = owners[-1][1] if ctx is None else ctx

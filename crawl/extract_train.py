@@ -139,7 +139,7 @@ def best_threshold(prob: np.ndarray, page_of: np.ndarray, blocks_of, pages: list
     starts = np.searchsorted(page_of, np.arange(len(pages)), side="left")
     ends = np.searchsorted(page_of, np.arange(len(pages)), side="right")
     best = (0.5, -1.0)
-    for thr in np.round(np.arange(0.2, 0.71, 0.05), 2):
+    for thr in np.round(np.arange(0.2, 0.81, 0.05), 2):
         keep = prob >= thr
         fs = []
         for k, blocks in enumerate(blocks_of):

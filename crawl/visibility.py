@@ -21,15 +21,17 @@ _WS = re.compile(r"\s+")
 HIDDEN_ATTR = "data-cidermill-hidden"   # set by crawl/render.py on elements the browser did not draw
 
 
-def is_hidden(el) -> bool:
+def is_hidden(el, noscript_visible: bool = False) -> bool:
     """True when this element (and so its subtree) is not drawn: not a rendered tag, `hidden`, or an
-    inline style with display:none / visibility:hidden."""
+    inline style with display:none / visibility:hidden. `noscript_visible`: read <noscript> as a
+    reader without JavaScript (a crawler reading static HTML) sees it; forum software such as
+    Discourse serves its whole thread there. A browser with scripts hides it (and render.py marks it)."""
     tag = el.tag
     if not isinstance(tag, str):
         return True  # comments, processing instructions
     tag = tag.lower()
     if tag in NOT_RENDERED:
-        return True
+        return not (noscript_visible and tag == "noscript")
     if el.get("hidden") is not None or el.get(HIDDEN_ATTR) is not None:
         return True
     if (el.get("aria-hidden") or "").lower() == "true" and tag in ("div", "section", "aside"):
@@ -101,7 +103,7 @@ def drop_hidden(doc) -> int:
     stack = list(body)
     while stack:
         el = stack.pop()
-        if is_hidden(el):
+        if is_hidden(el, noscript_visible=True):
             if isinstance(el.tag, str) and el.tag.lower() not in ("script", "style"):
                 hidden.append(el)
             continue
