@@ -23,6 +23,7 @@ import lxml.etree as etree
 import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
+from crawl.extract_groups import propagate
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import try_canonicalize
 from crawl.visibility import drop_hidden
@@ -179,6 +180,55 @@ def _meta(doc) -> tuple[str | None, str | None, str | None]:
     return title, (lang or "").strip().split(",")[0].lower() or None, canon
 
 
+def _meta_content(doc, *names: str) -> str | None:
+    """The first non-empty <meta name|property=...> content among `names` (case-insensitive)."""
+    want = {n.lower(): i for i, n in enumerate(names)}
+    best = None
+    for m in doc.iter("meta"):
+        key = (m.get("name") or m.get("property") or "").strip().lower()
+        if key in want and _clean(m.get("content")):
+            if best is None or want[key] < best[0]:
+                best = (want[key], _clean(m.get("content")))
+    return best[1] if best else None
+
+
+_TITLE_SEP = re.compile(r"\s+[|\u2013\u2014\u00b7\u2022\u00bb-]\s+")
+
+
+def _page_title(doc, title: str | None) -> str | None:
+    """The page's own title without the site name: og:title, else the <title> part that is the
+    first <h1> (\"Title | Site\" and \"Site - Title\" alike), else its first part."""
+    og = _meta_content(doc, "og:title")
+    if og:
+        return og
+    if not title:
+        h1 = doc.find(".//h1")
+        return _clean(h1.text_content()) or None if h1 is not None else None
+    parts = [p for p in _TITLE_SEP.split(title) if p.strip()]
+    if len(parts) < 2:
+        return title
+    h1 = doc.find(".//h1")
+    h1_text = _clean(h1.text_content()).lower() if h1 is not None else ""
+    for part in parts:
+        if h1_text and part.strip().lower() == h1_text:
+            return part.strip()
+    return parts[0].strip()
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _date(doc) -> str | None:
+    """Publication date (YYYY-MM-DD) from the usual meta tags, else the first <time datetime>."""
+    raw = _meta_content(doc, "article:published_time", "datePublished", "date", "dc.date", "pubdate",
+                        "og:published_time", "article:modified_time")
+    if not raw:
+        t = next((t for t in doc.iter("time") if t.get("datetime")), None)
+        raw = t.get("datetime") if t is not None else None
+    m = _DATE.search(raw or "")
+    return m.group(0) if m else None
+
+
 def _model():
     """The shipped block classifier (crawl/extract_model.json), loaded once; None if absent."""
     global _MODEL
@@ -207,9 +257,8 @@ def peer_extraction(doc, url: str | None, fast: bool = True):
     import trafilatura  # noqa: PLC0415  (slow import; only extraction needs it)
     try:
         return trafilatura.bare_extraction(doc, url=url, include_images=False, include_tables=True,
-                                           include_links=False, include_comments=True, with_metadata=True,
-                                           fast=fast, date_extraction_params={"extensive_search": False,
-                                                                              "original_date": True})
+                                           include_links=False, include_comments=True, with_metadata=False,
+                                           fast=fast)
     except Exception:  # noqa: BLE001  (the vote is optional; the blocks still stand)
         return None
 
@@ -230,7 +279,8 @@ def page_blocks(html_or_doc, url: str | None, fast: bool = True) -> PageBlocks |
 
 
 def select_blocks(pb: PageBlocks) -> list[bool]:
-    """Which blocks are main content: the classifier's decision, or trafilatura's vote without a model."""
+    """Which blocks are main content: the classifier's decision (or trafilatura's vote without a
+    model), extended to items repeating a kept one (crawl/extract_groups.py)."""
     if not pb.rows:
         return []
     model = _model()
@@ -240,10 +290,30 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
     else:
         import numpy as np  # noqa: PLC0415
         prob = model.predict(np.asarray(pb.rows))
-        keep = list(prob >= float(model.meta.get("threshold", 0.5)))
+        thr = float(model.meta.get("threshold", 0.5))
+        keep = list(prob >= thr)
         if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
             keep[int(prob.argmax())] = bool(prob.max() > 0.05)
-    return keep
+        keep = hysteresis(pb.seg.blocks, keep, prob, LOW_SHARE * thr)
+    return propagate(pb.seg.blocks, keep)
+
+
+LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold
+
+
+def hysteresis(blocks, keep: list[bool], prob, low: float) -> list[bool]:
+    """Keep a block that scores at least `low` when a neighbour under the same parent is kept: the
+    last paragraph of an article should not fall off because it is the last one."""
+    out = list(keep)
+    for i, b in enumerate(blocks):
+        if keep[i] or prob[i] < low:
+            continue
+        parent = b.el.getparent()
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(blocks) and keep[j] and (blocks[j].el is b.el or blocks[j].el.getparent() is parent):
+                out[i] = True
+                break
+    return out
 
 
 def extract_page(html: str, url: str, fast: bool = True) -> Extraction:
@@ -280,11 +350,9 @@ def extract_page(html: str, url: str, fast: bool = True) -> Extraction:
         starts.append(n + (1 if parts else 0))
         ex.text = "\n".join(parts)
         end = len(ex.text)
-        peer = pb.peer
-        if peer is not None:
-            ex.title = _clean(peer.title) or ex.title
-            ex.author = _clean(peer.author) or None
-            ex.date = peer.date or None
+        ex.title = _page_title(doc, ex.title)
+        ex.author = _meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
+        ex.date = _date(doc)
         kept_tables = {}
         for first, last, el in pb.seg.tables:
             hit = next((i for i in range(first, last) if keep[i]), None)

@@ -14,6 +14,7 @@ or its comments contain the block). The walk is iterative: 10,000 levels of nest
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -101,17 +102,24 @@ def _child_ctx(parent: _Ctx, el, tag: str) -> _Ctx:
     mark = _LANDMARKS.get(tag) or _ROLES.get((el.get("role") or "").lower())
     if mark and mark not in marks:
         marks = marks | {mark}
-    ident = f"{el.get('class') or ''} {el.get('id') or ''}"
     d = parent.depth + 1
     c = _Ctx(d, marks, parent.neg, parent.pos, parent.talk, parent.neg_at, parent.pos_at, parent.talk_at)
-    if ident.strip():
-        if _NEG.search(ident):
+    cls, ide = el.get("class"), el.get("id")
+    if cls or ide:
+        neg, pos, talk = _ident_words(f"{cls or ''} {ide or ''}")
+        if neg:
             c.neg, c.neg_at = c.neg + 1, d
-        if _POS.search(ident):
+        if pos:
             c.pos, c.pos_at = c.pos + 1, d
-        if _TALK.search(ident):
+        if talk:
             c.talk, c.talk_at = c.talk + 1, d
     return c
+
+
+@functools.lru_cache(maxsize=65536)
+def _ident_words(ident: str) -> tuple[bool, bool, bool]:
+    """(boilerplate, content, discussion) words in a class/id string; pages repeat a few such strings."""
+    return bool(_NEG.search(ident)), bool(_POS.search(ident)), bool(_TALK.search(ident))
 
 
 def segment(doc, max_blocks: int = 20_000) -> Segmented:
