@@ -291,7 +291,7 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
         import numpy as np  # noqa: PLC0415
         prob = model.predict(np.asarray(pb.rows))
         thr = float(model.meta.get("threshold", 0.5))
-        keep = list(prob >= thr)
+        keep = [bool(x) for x in prob >= thr]
         if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
             keep[int(prob.argmax())] = bool(prob.max() > 0.05)
         keep = hysteresis(pb.seg.blocks, keep, prob, LOW_SHARE * thr)
@@ -357,9 +357,9 @@ def extract_page(html: str, url: str, fast: bool = True) -> Extraction:
         for first, last, el in pb.seg.tables:
             hit = next((i for i in range(first, last) if keep[i]), None)
             if hit is not None:
-                kept_tables[id(el)] = min(starts[hit], end)
+                kept_tables[el] = min(starts[hit], end)
         for t in dom_tables:
-            t["position"] = kept_tables.get(id(t.pop("_el")), -1)
+            t["position"] = kept_tables.get(t.pop("_el"), -1)
         ex.tables = dom_tables
         by_src = {}
         for d in dom_imgs:

@@ -130,7 +130,7 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
     blocks: list[Block] = []
     images: list[tuple[int, object, _Ctx]] = []
     tables: list[tuple[int, int, object]] = []
-    table_open: dict[int, int] = {}
+    table_open: dict[object, int] = {}
     buf: list[str] = []
     link = [0, 0]                 # [open <a> count, link chars in buf]
     owners: list[tuple[object, _Ctx]] = [(body, _Ctx())]
@@ -163,8 +163,8 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
                 owners.pop()
             if tag == "a":
                 link[0] -= 1
-            if tag == "table" and id(el) in table_open:
-                tables.append((table_open.pop(id(el)), len(blocks), el))
+            if tag == "table" and el in table_open:
+                tables.append((table_open.pop(el), len(blocks), el))
             add(el.tail)
             continue
         if is_hidden(el, noscript_visible=True) or tag == "figcaption":
@@ -185,7 +185,7 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
         elif tag == "a":
             link[0] += 1
         if tag == "table":
-            table_open[id(el)] = len(blocks)
+            table_open[el] = len(blocks)
         add(el.text)
         stack.append((el, my, True))
         stack.extend((c, my, False) for c in reversed(el))
@@ -219,9 +219,11 @@ def features(seg: Segmented, main_text: str | None, comments_text: str | None, t
     ld = [b.link_chars / max(1, len(b.text)) for b in blocks]
     total_words = sum(nwords) or 1
     total_chars = sum(len(b.text) for b in blocks) or 1
-    # subtree sums for the 3 nearest ancestors of each block's owner: words, link chars, chars, voted words, blocks
-    agg: dict[int, list[float]] = {}
-    anc_ids: list[list[int]] = []
+    # subtree sums for the 3 nearest ancestors of each block's owner: words, link chars, chars, voted words, blocks.
+    # Keyed by the element objects themselves (held here), never id(): lxml makes a new proxy object each
+    # time an element is reached, and the id of a freed proxy is reused by the next one.
+    agg: dict[object, list[float]] = {}
+    anc_ids: list[list[object]] = []
     for i, b in enumerate(blocks):
         ids = []
         a = b.el
@@ -229,8 +231,8 @@ def features(seg: Segmented, main_text: str | None, comments_text: str | None, t
             a = a.getparent() if a is not None else None
             if a is None:
                 break
-            ids.append(id(a))
-            s = agg.setdefault(id(a), [0.0, 0.0, 0.0, 0.0, 0.0])
+            ids.append(a)
+            s = agg.setdefault(a, [0.0, 0.0, 0.0, 0.0, 0.0])
             s[0] += nwords[i]
             s[1] += b.link_chars
             s[2] += len(b.text)

@@ -37,16 +37,16 @@ def item_of(owner, cache: dict) -> tuple[object, tuple] | None:
             return None
         sig = _sig(a)
         if sig is not None:
-            counts = cache.get(id(p))
+            counts = cache.get(p)
             if counts is None:
                 counts = {}
                 for c in p:
                     s = _sig(c)
                     if s is not None:
                         counts[s] = counts.get(s, 0) + 1
-                cache[id(p)] = counts
+                cache[p] = counts   # the element itself as key (keeps its proxy alive; id() would be reused)
             if counts.get(sig, 0) >= 2:
-                return a, (id(p), sig)
+                return a, (p, sig)
         a = p
     return None
 
@@ -54,12 +54,12 @@ def item_of(owner, cache: dict) -> tuple[object, tuple] | None:
 def propagate(blocks, keep: list[bool]) -> list[bool]:
     """`keep` extended to the blocks of items like a kept one (a new list)."""
     cache: dict = {}
-    items: dict[tuple, dict[int, list[int]]] = {}
+    items: dict[tuple, dict[object, list[int]]] = {}
     for i, b in enumerate(blocks):
         hit = item_of(b.el, cache)
         if hit is not None:
             el, key = hit
-            items.setdefault(key, {}).setdefault(id(el), []).append(i)
+            items.setdefault(key, {}).setdefault(el, []).append(i)
     out = list(keep)
     for members in items.values():
         if len(members) < 2:
