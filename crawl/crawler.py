@@ -58,7 +58,7 @@ class CrawlConfig:
     render_context_reuse: int = 1             # pages of one host a browser context renders, wiped between (1: fresh each)
     skip_media: bool = True
     sitemaps: bool = True
-    fast_extract: bool = True               # trafilatura without fallbacks: better F1 on aeb, 2x faster
+    fast_extract: bool = True               # trafilatura's vote without its fallbacks (the model was trained so)
     keep_raw_html: bool = True
     progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
     chunk_size: int = 25                      # URLs per host between checkpoints (see crawl/checkpoint.py)
