@@ -301,7 +301,8 @@ class WaveCrawler:
                 render_err = r.error
         ex = extract_page(rendered_html or html, final, fast=c.fast_extract) if not noindex else None
         if ex is not None and not ex.text and visible_text and visible_text.strip():
-            ex.text = visible_text.strip()  # no block passed as main content: what the browser shows beats nothing
+            # no block passed as main content: what the browser shows beats nothing
+            ex.text, ex.error = visible_text.strip(), "main_content_from_inner_text"
         headers = [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items()) if k in PAGE_HEADERS]
         page = {
             "id": url_id(url), "url": url, "final_url": final, "host": host_of(url), "depth": e.get("depth", 0),

@@ -349,6 +349,8 @@ def extract_page(html: str, url: str, fast: bool = True) -> Extraction:
                 n = at + len(blk.text)
         starts.append(n + (1 if parts else 0))
         ex.text = "\n".join(parts)
+        if not ex.text and not ex.error:  # recorded in the crawl log's detail
+            ex.error = "no_main_content" if blocks else "no_visible_text"
         end = len(ex.text)
         ex.title = _page_title(doc, ex.title)
         ex.author = _meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
