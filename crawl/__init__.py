@@ -11,9 +11,14 @@ Where things live:
     priority.py      URL priority and spider-trap heuristics
     frontier.py      seen set, admission (depth, scope, patterns, traps), wave selection, budgets
     sitemap.py       sitemap and sitemap-index parsing
-    render_policy.py when --render auto renders a page
+    visibility.py    what a visitor sees in static HTML (hidden elements, templates, scripts)
+    render_policy.py when --render auto renders a page (visible vs script-held text)
     render.py        Playwright + Debian Chromium, request guard, one browser per thread
-    extract.py       main text (trafilatura) with images in place, tables, links, metadata
+    extract.py       main text (block classifier) with images in place, tables, links, metadata
+    extract_blocks.py a page cut into text blocks, and each block's features
+    extract_groups.py repeated items (posts, answers, entries) kept together
+    gbdt.py          tiny gradient-boosted trees in numpy (the block classifier; extract_model.json)
+    extract_train.py dev data, domain split, word F1, training the block classifier
     tables.py        HTML tables as rectangular grids and markdown
     crawler.py       WaveCrawler: one wave's URLs -> page rows, log rows, discovered links
     log_schema.py    Arrow schemas of the crawl log, frontier and links datasets

@@ -45,6 +45,7 @@ class CrawlConfig:
     read_timeout: float = 10.0
     total_timeout: float = 30.0
     max_bytes: int = 5 * 1024 * 1024
+    render_max_bytes: int = 24 * 1024 * 1024  # larger cap for pages headed for rendering (single-file JS apps)
     max_redirects: int = 5
     retries: int = 2
     backoff: float = 0.5
@@ -57,7 +58,7 @@ class CrawlConfig:
     render_context_reuse: int = 1             # pages of one host a browser context renders, wiped between (1: fresh each)
     skip_media: bool = True
     sitemaps: bool = True
-    fast_extract: bool = True               # trafilatura without fallbacks: better F1 on aeb, 2x faster
+    fast_extract: bool = True               # trafilatura's vote without its fallbacks (the model was trained so)
     keep_raw_html: bool = True
     progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
     chunk_size: int = 25                      # URLs per host between checkpoints (see crawl/checkpoint.py)
@@ -95,6 +96,12 @@ class WaveOutput:
         self.links += other.links
 
 
+def fetch_cap(c: CrawlConfig) -> int:
+    """Bytes the fetcher may read for one page: the render cap when rendering is possible, since a
+    page's need for a browser is known only once its HTML is in hand (crawler checks max_bytes after)."""
+    return max(c.max_bytes, c.render_max_bytes) if c.render != "never" else c.max_bytes
+
+
 class WaveCrawler:
     def __init__(self, config: CrawlConfig, wave: int = 0):
         self.config = c = config
@@ -102,7 +109,7 @@ class WaveCrawler:
         self.policy = AddressPolicy(c.allow_private)
         self.fetcher = Fetcher(FetchConfig(user_agent=c.agent_string, connect_timeout=c.connect_timeout,
                                            read_timeout=c.read_timeout, total_timeout=c.total_timeout,
-                                           max_bytes=c.max_bytes, max_redirects=c.max_redirects, retries=c.retries,
+                                           max_bytes=fetch_cap(c), max_redirects=c.max_redirects, retries=c.retries,
                                            backoff=c.backoff, max_retry_after=c.max_retry_after,
                                            ), policy=self.policy)  # connect-time check of every request
         self.robots = RobotsCache(self.fetcher, c.user_agent, c.optout_token, check_address=self.policy.check)
@@ -280,17 +287,26 @@ class WaveCrawler:
         final_decision = self.robots.decide(final) if final != url else decision
         training = bool(final_decision.training_allowed)
         why_render = render_reason(html, c.render) if not noindex else None
+        if len(res.body) > c.max_bytes and not why_render:
+            # only pages headed for rendering may use the larger render cap
+            out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes} "
+                                     "and not headed for rendering", res))
+            return
         rendered_html = None
+        visible_text = None
         render_err = None
         if why_render:
             r = self.renderer.render(final, res.body, res.content_type or "text/html")
             if r.html:
-                rendered_html = r.html
+                rendered_html, visible_text = r.html, r.visible_text
                 n2, f2 = robots_flags(rendered_html, None, c.user_agent)
                 noindex, nofollow = noindex or n2, nofollow or f2
             else:
                 render_err = r.error
         ex = extract_page(rendered_html or html, final, fast=c.fast_extract) if not noindex else None
+        if ex is not None and not ex.text and visible_text and visible_text.strip():
+            # no block passed as main content: what the browser shows beats nothing
+            ex.text, ex.error = visible_text.strip(), "main_content_from_inner_text"
         headers = [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items()) if k in PAGE_HEADERS]
         page = {
             "id": url_id(url), "url": url, "final_url": final, "host": host_of(url), "depth": e.get("depth", 0),

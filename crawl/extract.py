@@ -1,15 +1,20 @@
 """Main content and structure of an HTML page: text, title, metadata, images in place, tables, links.
 
-Main text comes from trafilatura (chosen by word-level F1 on devdata/aeb, see bench/extract_f1.py),
-asked for its XML so images and tables keep their place in the text: the text is rebuilt from that
-XML and every image gets the character offset where it sits, the text right before and after it
-and its figure caption (an interleaved document). Tables, links, canonical URL and language come
-from one lxml parse of the whole page, so a table or link outside the main content is still kept.
-Bad HTML never raises: the worst case is an empty Extraction with `error` set.
+The page is cut into blocks (crawl/extract_blocks.py: paragraphs, list items, headings, table rows,
+...) and a small gradient-boosted classifier (crawl/extract_model.json, rebuilt by
+`cidermill train-extractor`) keeps the blocks that are main content. Its inputs include trafilatura's
+vote (main text and comments read apart), so forum posts, answers, product descriptions and listings
+count as content when they look like it. The kept blocks, in page order and one per line, are the
+text; every image next to a kept block gets the character offset where it sits, the text right
+before and after it and its figure caption (an interleaved document); a table gets the offset of
+its first kept row. Tables, links, canonical URL and language come from one lxml parse of the
+whole page, so a table or link outside the main content is still kept. Bad HTML never raises: the
+worst case is an empty Extraction with `error` set.
 """
 from __future__ import annotations
 
 import copy
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,14 +22,18 @@ from typing import Any
 import lxml.etree as etree
 import lxml.html
 
+from crawl.extract_blocks import FEATURES, Segmented, features, segment
+from crawl.extract_groups import propagate
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import try_canonicalize
+from crawl.visibility import drop_hidden
 
 CONTEXT_CHARS = 300
 MAX_LINKS = 2000
 MAX_IMAGES = 500
 MAX_TABLES = 200
-_BLOCK = {"p", "head", "list", "item", "quote", "code", "table", "row", "div", "main", "lb", "ab", "note", "fw"}
+MODEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "extract_model.json")
+_CHROME = frozenset({"nav", "header", "footer", "aside"})  # an image there is page furniture, not content
 _WS = re.compile(r"\s+")
 
 
@@ -43,81 +52,36 @@ class Extraction:
     error: str | None = None
 
 
-def parse_html(html: str):
-    """lxml document for any string (XML declarations, NULs and broken markup included), or None."""
+_FLATTEN = re.compile(rb"</?(?:div|span|section|article|font|b|i|u|em|strong|small|big|center|blockquote|ul|ol|li|"
+                      rb"dl|dd|dt|table|tbody|thead|tr|td|th|main|aside|header|footer|nav|form|label|a|p|q|sub|sup)\b[^>]*>",
+                      re.I)
+
+
+def parse_html_checked(html: str):
+    """(lxml document or None, note). libxml2 stops reading at 256 levels of nesting and drops the
+    rest of the page; such a page is read again with its container tags flattened to spaces, and the
+    note says so ("deep_nesting_flattened") so the crawl log records it."""
     data = html.replace("\x00", "").encode("utf-8", "replace")
     if not data.strip():
-        return None
+        return None, None
     try:
         parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
-        return lxml.html.document_fromstring(data, parser=parser)
+        doc = lxml.html.document_fromstring(data, parser=parser)
+        if any("Excessive depth" in e.message for e in parser.error_log):
+            parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
+            return lxml.html.document_fromstring(_FLATTEN.sub(b" ", data), parser=parser), "deep_nesting_flattened"
+        return doc, None
     except (etree.ParserError, ValueError, etree.XMLSyntaxError):
-        return None
+        return None, None
+
+
+def parse_html(html: str):
+    """lxml document for any string (XML declarations, NULs and broken markup included), or None."""
+    return parse_html_checked(html)[0]
 
 
 def _clean(s: str | None) -> str:
     return _WS.sub(" ", s or "").strip()
-
-
-class _TextBuilder:
-    """Accumulates text with collapsed whitespace so offsets recorded along the way stay exact."""
-
-    def __init__(self):
-        self.parts: list[str] = []
-        self.n = 0
-        self.last = "\n"
-
-    def add(self, s: str | None) -> None:
-        if not s:
-            return
-        s = _WS.sub(" ", s)
-        if self.last in " \n":
-            s = s.lstrip(" ")
-        if s:
-            self.parts.append(s)
-            self.n += len(s)
-            self.last = s[-1]
-
-    def newline(self) -> None:
-        if self.last == "\n":
-            return
-        if self.last == " " and self.parts:
-            self.parts[-1] = self.parts[-1][:-1]
-            self.n -= 1
-        self.parts.append("\n")
-        self.n += 1
-        self.last = "\n"
-
-    def text(self) -> str:
-        return "".join(self.parts)
-
-
-def _walk_xml(el, tb: _TextBuilder, images: list, tables: list) -> None:
-    tag = el.tag if isinstance(el.tag, str) else ""
-    if tag == "graphic":
-        images.append({"src": el.get("src"), "alt": el.get("alt"), "title": el.get("title"), "position": tb.n})
-        tb.add(" ")
-    elif tag == "table":
-        tb.newline()
-        pos = tb.n
-        cells = []
-        for row in el.iter("row"):
-            texts = [_clean("".join(c.itertext())) for c in row if c.tag == "cell"]
-            cells.extend(t for t in texts if t)
-            tb.add(" | ".join(t for t in texts if t))
-            tb.newline()
-        tables.append({"position": pos, "cells": cells})
-    else:
-        block = tag in _BLOCK
-        if block:
-            tb.newline()
-        tb.add(el.text)
-        for child in el:
-            _walk_xml(child, tb, images, tables)
-        if block:
-            tb.newline()
-    if el.tail:
-        tb.add(el.tail)
 
 
 def _context(text: str, pos: int) -> tuple[str, str]:
@@ -189,24 +153,11 @@ def _dom_tables(doc) -> list[dict[str, Any]]:
         rows = table_rows(t)
         if not rows or (len(rows) < 2 and len(rows[0]) < 2):
             continue
-        out.append({"rows": rows, "markdown": to_markdown(rows), "caption": table_caption(t), "position": -1})
+        out.append({"rows": rows, "markdown": to_markdown(rows), "caption": table_caption(t), "position": -1,
+                    "_el": t})
         if len(out) >= MAX_TABLES:
             break
     return out
-
-
-def _match_tables(dom_tables: list[dict], xml_tables: list[dict]) -> None:
-    used = set()
-    for t in dom_tables:
-        cells = {c for row in t["rows"] for c in row if c}
-        for i, x in enumerate(xml_tables):
-            if i in used or not cells:
-                continue
-            xc = set(x["cells"])
-            if len(cells & xc) >= 0.5 * len(cells):
-                t["position"] = x["position"]
-                used.add(i)
-                break
 
 
 def _meta(doc) -> tuple[str | None, str | None, str | None]:
@@ -229,24 +180,151 @@ def _meta(doc) -> tuple[str | None, str | None, str | None]:
     return title, (lang or "").strip().split(",")[0].lower() or None, canon
 
 
-def main_content(html_or_doc, url: str | None, fast: bool = True):
-    """trafilatura's main content as an XML-like tree (<head>, <p>, <list>, <graphic>, <table>, ...)
-    plus metadata, or None. bare_extraction skips the XML serialisation and fingerprinting that
-    extract(output_format="xml") would add (about a third of the extraction time)."""
+def _meta_content(doc, *names: str) -> str | None:
+    """The first non-empty <meta name|property=...> content among `names` (case-insensitive)."""
+    want = {n.lower(): i for i, n in enumerate(names)}
+    best = None
+    for m in doc.iter("meta"):
+        key = (m.get("name") or m.get("property") or "").strip().lower()
+        if key in want and _clean(m.get("content")):
+            if best is None or want[key] < best[0]:
+                best = (want[key], _clean(m.get("content")))
+    return best[1] if best else None
+
+
+_TITLE_SEP = re.compile(r"\s+[|\u2013\u2014\u00b7\u2022\u00bb-]\s+")
+
+
+def _page_title(doc, title: str | None) -> str | None:
+    """The page's own title without the site name: og:title, else the <title> part that is the
+    first <h1> (\"Title | Site\" and \"Site - Title\" alike), else its first part."""
+    og = _meta_content(doc, "og:title")
+    if og:
+        return og
+    if not title:
+        h1 = doc.find(".//h1")
+        return _clean(h1.text_content()) or None if h1 is not None else None
+    parts = [p for p in _TITLE_SEP.split(title) if p.strip()]
+    if len(parts) < 2:
+        return title
+    h1 = doc.find(".//h1")
+    h1_text = _clean(h1.text_content()).lower() if h1 is not None else ""
+    for part in parts:
+        if h1_text and part.strip().lower() == h1_text:
+            return part.strip()
+    return parts[0].strip()
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _date(doc) -> str | None:
+    """Publication date (YYYY-MM-DD) from the usual meta tags, else the first <time datetime>."""
+    raw = _meta_content(doc, "article:published_time", "datePublished", "date", "dc.date", "pubdate",
+                        "og:published_time", "article:modified_time")
+    if not raw:
+        t = next((t for t in doc.iter("time") if t.get("datetime")), None)
+        raw = t.get("datetime") if t is not None else None
+    m = _DATE.search(raw or "")
+    return m.group(0) if m else None
+
+
+def _model():
+    """The shipped block classifier (crawl/extract_model.json), loaded once; None if absent."""
+    global _MODEL
+    if _MODEL is None:
+        try:
+            from crawl.gbdt import Trees  # noqa: PLC0415
+            _MODEL = Trees.load(MODEL_PATH)
+        except (OSError, ValueError):
+            _MODEL = False
+    return _MODEL or None
+
+
+_MODEL = None
+
+
+@dataclass
+class PageBlocks:
+    seg: Segmented
+    rows: list[list[float]]
+    peer: Any                     # trafilatura's Document (main text, comments, metadata) or None
+
+
+def peer_extraction(doc, url: str | None, fast: bool = True):
+    """trafilatura's reading of the page (main text and comments kept apart, metadata), or None.
+    bare_extraction skips the serialisation and fingerprinting that extract() would add."""
     import trafilatura  # noqa: PLC0415  (slow import; only extraction needs it)
-    return trafilatura.bare_extraction(html_or_doc, url=url, include_images=True, include_tables=True,
-                                       include_links=False, include_comments=False, with_metadata=True, fast=fast,
-                                       date_extraction_params={"extensive_search": False, "original_date": True})
+    try:
+        return trafilatura.bare_extraction(doc, url=url, include_images=False, include_tables=True,
+                                           include_links=False, include_comments=True, with_metadata=False,
+                                           fast=fast)
+    except Exception:  # noqa: BLE001  (the vote is optional; the blocks still stand)
+        return None
+
+
+def page_blocks(html_or_doc, url: str | None, fast: bool = True) -> PageBlocks | None:
+    """The page's blocks and their feature rows (the classifier's input), or None if it does not parse."""
+    doc = parse_html(html_or_doc) if isinstance(html_or_doc, str) else html_or_doc
+    if doc is None:
+        return None
+    peer_doc = copy.deepcopy(doc)
+    drop_hidden(peer_doc)
+    peer = peer_extraction(peer_doc, url, fast=fast)
+    seg = segment(doc)
+    title = doc.find(".//title")
+    rows = features(seg, getattr(peer, "text", None), getattr(peer, "comments", None),
+                    title.text_content() if title is not None else None)
+    return PageBlocks(seg, rows, peer)
+
+
+def select_blocks(pb: PageBlocks) -> list[bool]:
+    """Which blocks are main content: the classifier's decision (or trafilatura's vote without a
+    model), extended to items repeating a kept one (crawl/extract_groups.py)."""
+    if not pb.rows:
+        return []
+    model = _model()
+    if model is None:
+        vi = FEATURES.index("vote_main")
+        keep = [r[vi] > 0 for r in pb.rows]
+    else:
+        import numpy as np  # noqa: PLC0415
+        prob = model.predict(np.asarray(pb.rows))
+        thr = float(model.meta.get("threshold", 0.5))
+        keep = [bool(x) for x in prob >= thr]
+        if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
+            keep[int(prob.argmax())] = bool(prob.max() > 0.05)
+        keep = hysteresis(pb.seg.blocks, keep, prob, LOW_SHARE * thr)
+    return propagate(pb.seg.blocks, keep)
+
+
+LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold
+
+
+def hysteresis(blocks, keep: list[bool], prob, low: float) -> list[bool]:
+    """Keep a block that scores at least `low` when a neighbour under the same parent is kept: the
+    last paragraph of an article should not fall off because it is the last one."""
+    out = list(keep)
+    for i, b in enumerate(blocks):
+        if keep[i] or prob[i] < low:
+            continue
+        parent = b.el.getparent()
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(blocks) and keep[j] and (blocks[j].el is b.el or blocks[j].el.getparent() is parent):
+                out[i] = True
+                break
+    return out
 
 
 def extract_page(html: str, url: str, fast: bool = True) -> Extraction:
     """Everything the later stages need from one page; never raises."""
     ex = Extraction()
     try:
-        doc = parse_html(html)
+        doc, note = parse_html_checked(html)
         if doc is None:
             ex.error = "unparseable_html"
             return ex
+        ex.error = note
         base = url
         b = doc.find(".//base")
         if b is not None and b.get("href"):
@@ -258,33 +336,49 @@ def extract_page(html: str, url: str, fast: bool = True) -> Extraction:
         ex.outlinks, ex.bad_links = _links(doc, base)
         dom_tables = _dom_tables(doc)
         dom_imgs = _dom_images(doc, base)
-        res = main_content(copy.deepcopy(doc), base, fast=fast)
-        xml_images: list[dict] = []
-        xml_tables: list[dict] = []
-        if res is not None and res.body is not None:
-            tb = _TextBuilder()
-            for child in res.body:
-                _walk_xml(child, tb, xml_images, xml_tables)
-            ex.text = tb.text().strip()
-            ex.title = _clean(res.title) or ex.title
-            ex.author = _clean(res.author) or None
-            ex.date = res.date or None
-        _match_tables(dom_tables, xml_tables)
+        pb = page_blocks(doc, base, fast=fast)
+        keep = select_blocks(pb)
+        blocks = pb.seg.blocks
+        # text of the kept blocks, one per line; starts[k]: where block k's text is (or would be)
+        parts, starts, n = [], [], 0
+        for blk, k in zip(blocks, keep):
+            at = n + (1 if parts else 0)
+            starts.append(at)
+            if k:
+                parts.append(blk.text)
+                n = at + len(blk.text)
+        starts.append(n + (1 if parts else 0))
+        ex.text = "\n".join(parts)
+        if not ex.text and not ex.error:  # recorded in the crawl log's detail
+            ex.error = "no_main_content" if blocks else "no_visible_text"
+        end = len(ex.text)
+        ex.title = _page_title(doc, ex.title)
+        ex.author = _meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
+        ex.date = _date(doc)
+        kept_tables = {}
+        for first, last, el in pb.seg.tables:
+            hit = next((i for i in range(first, last) if keep[i]), None)
+            if hit is not None:
+                kept_tables[el] = min(starts[hit], end)
+        for t in dom_tables:
+            t["position"] = kept_tables.get(t.pop("_el"), -1)
         ex.tables = dom_tables
         by_src = {}
         for d in dom_imgs:
             by_src.setdefault(d["src"], d)
         placed = set()
-        for xi in xml_images:
-            src, _ = try_canonicalize(xi["src"] or "", base)
-            if src is None or src in placed:
+        for k, img, ctx in pb.seg.images:
+            near = (k > 0 and keep[k - 1]) or (k < len(keep) and keep[k])
+            if not near or ctx.marks & _CHROME:
+                continue
+            src = _image_src(img)
+            src = try_canonicalize(src, base)[0] if src else None
+            if src is None or src in placed or src not in by_src:
                 continue
             placed.add(src)
-            dom = by_src.get(src, {})
-            pos = min(xi["position"], len(ex.text))
+            pos = min(starts[k], end)
             before, after = _context(ex.text, pos)
-            ex.images.append({"src": src, "alt": dom.get("alt", xi.get("alt")), "caption": dom.get("caption"),
-                              "text_before": before, "text_after": after, "position": pos})
+            ex.images.append({**by_src[src], "text_before": before, "text_after": after, "position": pos})
         for d in dom_imgs:  # images outside the main content: kept, without a place in the text
             if d["src"] not in placed:
                 placed.add(d["src"])

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 from typing import Any, Callable
 
+from crawl.visibility import HIDDEN_ATTR
+
 CHROMIUM = os.environ.get("CIDERMILL_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -60,17 +62,38 @@ class RenderConfig:
     viewport: tuple[int, int] = (1280, 2000)
     pages_per_browser: int = 4         # pages rendering at once in one browser, each in its own context
     context_reuse: int = 1             # pages one context renders (one host only, wiped between): 1 = fresh each
+    max_html_chars: int = 40_000_000   # a rendered DOM larger than this is not kept (render_too_large)
 
 
 @dataclass
 class RenderResult:
-    html: str | None = None
+    html: str | None = None            # the rendered DOM; elements the browser does not draw carry HIDDEN_ATTR
+    visible_text: str | None = None    # the browser's innerText of the body: what a visitor reads
     final_url: str | None = None
     error: str | None = None
     render_ms: float = 0.0
     blocked: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
     requests: int = 0
     context_page: int = 0              # 1: the context's first page; above 1: a reused, wiped context
+
+
+# Marks, in the rendered DOM, every element the browser does not draw (computed display:none or
+# visibility:hidden), so the extractor skips it exactly as a visitor would; returns the body's innerText.
+_MARK_HIDDEN_JS = """(limit) => {
+  const root = document.body || document.documentElement;
+  if (!root) return '';
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT, {acceptNode(el) {
+    const s = getComputedStyle(el);
+    if (s.display === 'none' || s.visibility === 'hidden') {
+      el.setAttribute('%s', '');
+      return NodeFilter.FILTER_REJECT;
+    }
+    return NodeFilter.FILTER_ACCEPT;
+  }});
+  let n = 0;
+  while (walker.nextNode()) { if (++n > limit) break; }
+  return root.innerText || '';
+}""" % HIDDEN_ATTR
 
 
 class BrowserUnavailable(RuntimeError):
@@ -301,7 +324,13 @@ class _Browser:
                 res.error = "render_timeout" if "Timeout" in type(e).__name__ else "render_error"
             await self._settle(page, job)
             try:
+                try:
+                    res.visible_text = await page.evaluate(_MARK_HIDDEN_JS, 300_000)
+                except Exception:  # noqa: BLE001  (a page that broke its own DOM API: keep the DOM unmarked)
+                    res.visible_text = None
                 res.html = await page.content()
+                if res.html is not None and len(res.html) > cfg.max_html_chars:
+                    res.html, res.visible_text, res.error = None, None, "render_too_large"
                 res.final_url = page.url
                 if res.error == "render_timeout" and res.html:
                     res.error = None

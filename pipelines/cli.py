@@ -24,6 +24,7 @@ VERBS: dict[str, str] = {
     "shards": "pipelines.commands.shards",
     "train-quality": "pipelines.commands.train_quality",
     "train-clip": "pipelines.commands.train_clip",
+    "train-extractor": "pipelines.commands.train_extractor",
     "tokenizer": "pipelines.commands.tokenizer",
     "tokenize": "pipelines.commands.tokenize",
     "train": "pipelines.commands.train",

@@ -25,7 +25,8 @@ def configure(p):
     p.add_argument("--include", action="append", default=[], metavar="REGEX", help="only crawl URLs matching")
     p.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="never crawl URLs matching")
     p.add_argument("--render", choices=["auto", "always", "never"], default="auto",
-                   help="headless Chromium rendering: auto renders app shells / pages with little static text")
+                   help="headless Chromium rendering: auto renders app shells, pages with little visible static "
+                        "text, and pages whose text is mostly held in scripts or hidden stores")
     p.add_argument("--browsers", type=int, default=1, help="headless browsers per worker process (default 1)")
     p.add_argument("--pages-per-browser", type=int, default=4,
                    help="pages rendering at once in one browser, each in its own context (default 4)")
@@ -44,7 +45,12 @@ def configure(p):
     p.add_argument("--max-crawl-delay", type=float, default=10.0, help="cap on an honoured Crawl-delay (s)")
     p.add_argument("--parallel-hosts", type=int, default=8, help="hosts crawled at once per worker (default 8)")
     p.add_argument("--timeout", type=float, default=10.0, help="read timeout per request in seconds (default 10)")
-    p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024, help="largest page body (default 5 MiB)")
+    p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024,
+                   help="largest page body kept from its static HTML (default 5 MiB); a larger page is skipped "
+                        "as too_large unless it is headed for rendering")
+    p.add_argument("--render-max-bytes", type=int, default=24 * 1024 * 1024,
+                   help="largest page body for a page headed for rendering, e.g. a single-file JavaScript app "
+                        "that keeps its content in a hidden store (default 24 MiB; --render never: unused)")
     p.add_argument("--retries", type=int, default=2, help="retries on 5xx/timeouts (default 2)")
     p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
     p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
@@ -95,12 +101,13 @@ def run(args, beam_args) -> int:
                  "context_reuse"):
         if getattr(args, name) < (0 if name == "max_depth" else 1):
             raise ConfigError(f"--{name.replace('_', '-')} must be positive")
-    if args.delay < 0 or args.timeout <= 0 or args.max_bytes <= 0:
-        raise ConfigError("--delay must be >= 0, --timeout and --max-bytes > 0")
+    if args.delay < 0 or args.timeout <= 0 or args.max_bytes <= 0 or args.render_max_bytes <= 0:
+        raise ConfigError("--delay must be >= 0, --timeout, --max-bytes and --render-max-bytes > 0")
     cc = CrawlConfig(user_agent=args.user_agent, optout_token=args.optout_token,
                      agent_string=f"{args.user_agent}/0.1 (cidermill)", honour_crawl_delay=not args.ignore_crawl_delay,
                      max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
+                     render_max_bytes=args.render_max_bytes,
                      sitemaps=not args.no_sitemaps, skip_media=not args.keep_media, render_workers=args.browsers,
                      render_pages_per_browser=args.pages_per_browser, render_context_reuse=args.context_reuse,
                      progress_every=0.0 if args.quiet else 10.0)

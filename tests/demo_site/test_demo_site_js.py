@@ -23,7 +23,7 @@ def test_js_pages_render_their_text_only_in_a_browser():
 
     gt = load_ground_truth()
     js = html_pages(gt, categories="js_rendered")
-    assert {e["js"] for e in js.values()} == {"inline", "fetch", "scroll"}
+    assert {e["js"] for e in js.values()} == {"inline", "fetch", "scroll", "wiki"}
     with DemoSite() as site, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         try:

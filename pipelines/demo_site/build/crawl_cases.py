@@ -336,6 +336,78 @@ LAZY = {"title": None, "paragraphs": [
     "Weather forecasts help, but every orchard has its own microclimate. Many growers keep a simple thermometer at blossom height and check it before dawn on every clear, still night in April.",
 ]}
 
+# A single-file JavaScript wiki (built like TiddlyWiki): every entry sits in a hidden store element
+# (display:none) and a script draws the default entries into the story column on load. The static
+# page shows only a header and a short notice; the store's text must not count as visible.
+WIKI_ENTRIES = [
+    ("Pressing Day", "pressing", [
+        "Pressing day starts before sunrise, when the apples are still cold from the night. Cold fruit gives a cleaner juice and keeps the wasps away until the work is well under way.",
+        "The fruit is washed in a trough, milled into a coarse pulp called pomace, and stacked in cloths on the bed of the press. Each layer is folded like a parcel before the next one goes on top.",
+    ]),
+    ("Choosing Apples", "orchard", [
+        "A good cider blend needs sugar, acid and tannin. Sweet apples give the alcohol, sharp apples keep the cider lively, and bittersweet varieties add the dry grip that makes it taste of the farm.",
+        "Windfalls are fine if they are sound, but any fruit with brown rot goes to the pigs. One bad apple really can spoil a barrel, because the rot carries wild yeasts and vinegar bacteria.",
+    ]),
+    ("Keeping the Barrels", "cellar", [
+        "Oak barrels must never dry out between seasons. Keepers fill them with water for a week before pressing, so that the staves swell and the joints close without a single drip.",
+        "During fermentation the bung stays loose and a little foam climbs out of the barrel every morning. When the foam stops, the keeper tops the barrel up and closes it tight for the winter.",
+    ]),
+    ("Wassail Night", "custom", [
+        "In January the village walks to the oldest tree in the orchard, sings to it and pours cider over its roots. Toast soaked in cider is hung in the branches for the robins, who guard the trees.",
+        "The noise of pots, pans and old shotguns is meant to wake the trees and scare away bad spirits. Whatever the reason, the evening ends in the barn with hot cider and a fiddle.",
+    ]),
+]
+WIKI_HIDDEN_ENTRY = ("Draft: Perry Notes", "draft", [
+    "Unfinished notes on perry pears, kept in the store but not shown: the wiki draws only its default entries.",
+])
+
+
+def _wiki_store() -> str:
+    items = []
+    for title, tag, paras in WIKI_ENTRIES + [WIKI_HIDDEN_ENTRY]:
+        items.append(f'<div title="{esc(title)}" tags="{tag}"><pre>{esc(chr(10).join(paras))}</pre></div>')
+    default = " ".join(f"[[{t}]]" for t, _, _ in WIKI_ENTRIES)
+    items.append(f'<div title="DefaultTiddlers"><pre>{esc(default)}</pre></div>')
+    return "\n".join(items)
+
+
+WIKI_DOC = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Cider Mill Wiki</title>
+<link rel="stylesheet" href="/static/site.css">
+</head>
+<body>
+<header class="site-header"><a class="brand" href="/">Cider Mill Gazette</a> <span>Wiki</span></header>
+<div id="story"><p class="loading">The wiki is starting. Entries appear in a moment.</p></div>
+<div id="storeArea" style="display:none">
+__STORE__
+</div>
+<script>
+(function () {
+  var store = {};
+  Array.prototype.forEach.call(document.querySelectorAll('#storeArea > div'), function (d) {
+    store[d.getAttribute('title')] = d.querySelector('pre').textContent;
+  });
+  var titles = (store['DefaultTiddlers'].match(/\\[\\[([^\\]]+)\\]\\]/g) || []).map(function (m) { return m.slice(2, -2); });
+  var story = document.getElementById('story');
+  story.innerHTML = '';
+  titles.forEach(function (t) {
+    var art = document.createElement('article'); art.className = 'tiddler';
+    var h = document.createElement('h2'); h.textContent = t; art.appendChild(h);
+    store[t].split('\\n').forEach(function (para) {
+      var p = document.createElement('p'); p.textContent = para; art.appendChild(p);
+    });
+    story.appendChild(art);
+  });
+  document.title = titles[0] + ' | Cider Mill Wiki';
+})();
+</script>
+</body>
+</html>
+"""
+
 
 def js_pages() -> list[Page]:
     shell = SHELL.format(lang="en", title="Cider Mill Gazette", static='<p class="loading">Loading&hellip;</p>',
@@ -368,6 +440,15 @@ def js_pages() -> list[Page]:
              paragraphs=[LAZY_STATIC] + LAZY["paragraphs"], categories=["js_rendered", "lazy_loaded", "prose"],
              expected_snippets=[LAZY_STATIC], js_only_snippets=[LAZY["paragraphs"][0][:80], LAZY["paragraphs"][-1][:80]],
              notes="first paragraph is static; the rest is inserted when the page is scrolled past 1500px"),
+        Page(path="/js/wiki.html", title=WIKI_ENTRIES[0][0], lang="en",
+             document=WIKI_DOC.replace("__STORE__", _wiki_store()), js="wiki",
+             paragraphs=[x for t, _, paras in WIKI_ENTRIES for x in [t, *paras]],
+             categories=["js_rendered", "prose"], expected_snippets=[],
+             js_only_snippets=[WIKI_ENTRIES[0][2][0][:80], WIKI_ENTRIES[-1][2][-1][:80]],
+             extra={"static_text": ["The wiki is starting."], "static_title": "Cider Mill Wiki",
+                    "hidden_store": "#storeArea", "not_drawn": [WIKI_HIDDEN_ENTRY[2][0]]},
+             notes="single-file JS wiki: the entries sit in a display:none store; a script draws the default "
+                   "entries into #story (paragraphs = the drawn headings and text)"),
     ]
 
 

@@ -1,0 +1,303 @@
+"""A page cut into text blocks, each described by the numbers a content classifier needs.
+
+A block is the visible text owned by one block-level element (a paragraph, list item, heading, table
+row, a div's own text...); inline markup (links, emphasis, spans) stays inside its block, and table
+cells join their row with " | ". Hidden subtrees (crawl/visibility.py) and figure captions (they
+travel with their image) give no block. Images and tables are noted with the index of the block
+that follows them, so the extractor can give them a place in the text it keeps.
+
+Each block gets a feature vector (FEATURES, in that order): its size and link density, its tag and
+the landmarks around it (nav, header, footer, aside, article, main, ...), class/id words of its
+ancestors that usually mean boilerplate or content, its position in the page, punctuation, the
+same figures for its neighbours and containers, and the votes of trafilatura (whether its main text
+or its comments contain the block). The walk is iterative: 10,000 levels of nesting are fine.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+
+from crawl.visibility import is_hidden
+
+BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dd", "dt", "h1", "h2", "h3", "h4", "h5", "h6", "pre",
+                        "blockquote", "section", "article", "main", "header", "footer", "nav", "aside", "table",
+                        "tr", "thead", "tbody", "tfoot", "caption", "figure", "form", "fieldset", "legend",
+                        "address", "details", "summary", "center", "hr", "body", "html", "menu", "dialog",
+                        "figcaption"})
+_TAG_GROUPS = {"p": "p", "div": "div", "li": "li", "tr": "tr", "pre": "pre", "blockquote": "quote", "dd": "dl",
+               "dt": "dl", "h1": "h", "h2": "h", "h3": "h", "h4": "h", "h5": "h", "h6": "h", "td": "tr", "th": "tr"}
+_OWN_TAGS = ("p", "div", "li", "tr", "pre", "quote", "dl", "h")
+_LANDMARKS = {"nav": "nav", "header": "header", "footer": "footer", "aside": "aside", "form": "form", "li": "li",
+              "table": "table", "article": "article", "main": "main", "h1": "h", "h2": "h", "h3": "h", "h4": "h",
+              "h5": "h", "h6": "h", "pre": "pre", "code": "pre", "blockquote": "quote", "ul": "list", "ol": "list",
+              "a": "a", "button": "form", "label": "form"}
+_LANDMARK_NAMES = ("nav", "header", "footer", "aside", "form", "li", "table", "article", "main", "h", "pre",
+                   "quote", "list", "a")
+_ROLES = {"navigation": "nav", "banner": "header", "contentinfo": "footer", "complementary": "aside",
+          "main": "main", "article": "article", "menu": "nav", "menubar": "nav"}
+_NEG = re.compile(r"nav|menu|foot|header|sidebar|widget|breadcrumb|crumb|social|share|sharing|related|recommend|"
+                  r"promo|advert|(?:^|[\W_])ads?(?:$|[\W_])|banner|cookie|consent|popup|modal|newsletter|subscri|"
+                  r"login|signin|signup|register|copyright|pagination|pager|skip|toolbar|masthead|topbar|sponsor|"
+                  r"outbrain|taboola|disclaimer|legal|hidden|overlay|search|tags?(?:$|[\W_])|author-bio|byline",
+                  re.I)
+_POS = re.compile(r"content|article|post|entry|main|body|text|story|prose|markdown|description|detail|summary|"
+                  r"review|product|answer|question|thread|message|comment|reply|docs?(?:$|[\W_])|readme|wiki|"
+                  r"document|chapter|page-body|itemprop", re.I)
+_TALK = re.compile(r"comment|reply|replies|answer|discussion|forum|thread|message|review|post(?:$|[\W_]|s)", re.I)
+_WORD = re.compile(r"\w+")
+_WS = re.compile(r"[ \t\r\f\v\u00a0]+")
+_PUNCT = re.compile(r"[.,;:!?]")
+
+FEATURES: tuple[str, ...] = (
+    "log_words", "log_chars", "link_density", "avg_word_len", "digit_share", "upper_start_share", "punct_per_word",
+    "ends_sentence", "depth", "rel_index", "rel_chars_before", "title_overlap",
+    *(f"tag_{t}" for t in _OWN_TAGS),
+    *(f"in_{m}" for m in _LANDMARK_NAMES),
+    "neg_class", "pos_class", "talk_class", "neg_dist", "pos_dist", "talk_dist",
+    "vote_main", "vote_main_words", "vote_comments",
+    "prev_vote", "next_vote", "prev2_vote", "next2_vote", "prev_log_words", "next_log_words",
+    "prev_link_density", "next_link_density",
+    "c1_log_words", "c1_link_density", "c1_vote", "c1_log_blocks",
+    "c2_log_words", "c2_link_density", "c2_vote", "c2_log_blocks",
+    "c3_log_words", "c3_link_density", "c3_vote",
+    "page_log_words", "page_vote_share", "page_link_density", "page_log_blocks",
+)
+_FI = {n: i for i, n in enumerate(FEATURES)}
+
+
+@dataclass
+class _Ctx:
+    """What an element inherits from its ancestors."""
+    depth: int = 0
+    marks: frozenset = frozenset()
+    neg: int = 0
+    pos: int = 0
+    talk: int = 0
+    neg_at: int = -1000           # depth of the nearest ancestor with a boilerplate class/id
+    pos_at: int = -1000
+    talk_at: int = -1000
+
+
+@dataclass
+class Block:
+    text: str
+    el: object                    # the block-level element that owns the text
+    ctx: _Ctx
+    link_chars: int = 0
+    words: list[str] = field(default_factory=list)
+    norm: str = ""
+
+
+@dataclass
+class Segmented:
+    blocks: list[Block]
+    images: list[tuple[int, object, _Ctx]]   # (index of the next block, <img>, context)
+    tables: list[tuple[int, int, object]]    # (first block index, end block index, <table>)
+
+
+def _child_ctx(parent: _Ctx, el, tag: str) -> _Ctx:
+    marks = parent.marks
+    mark = _LANDMARKS.get(tag) or _ROLES.get((el.get("role") or "").lower())
+    if mark and mark not in marks:
+        marks = marks | {mark}
+    d = parent.depth + 1
+    c = _Ctx(d, marks, parent.neg, parent.pos, parent.talk, parent.neg_at, parent.pos_at, parent.talk_at)
+    cls, ide = el.get("class"), el.get("id")
+    if cls or ide:
+        neg, pos, talk = _ident_words(f"{cls or ''} {ide or ''}")
+        if neg:
+            c.neg, c.neg_at = c.neg + 1, d
+        if pos:
+            c.pos, c.pos_at = c.pos + 1, d
+        if talk:
+            c.talk, c.talk_at = c.talk + 1, d
+    return c
+
+
+@functools.lru_cache(maxsize=65536)
+def _ident_words(ident: str) -> tuple[bool, bool, bool]:
+    """(boilerplate, content, discussion) words in a class/id string; pages repeat a few such strings."""
+    return bool(_NEG.search(ident)), bool(_POS.search(ident)), bool(_TALK.search(ident))
+
+
+def segment(doc, max_blocks: int = 20_000) -> Segmented:
+    """Cut the body of an lxml document into blocks (document order)."""
+    body = doc.find("body") if doc.tag == "html" else doc
+    if body is None:
+        body = doc
+    blocks: list[Block] = []
+    images: list[tuple[int, object, _Ctx]] = []
+    tables: list[tuple[int, int, object]] = []
+    table_open: dict[object, int] = {}
+    buf: list[str] = []
+    link = [0, 0]                 # [open <a> count, link chars in buf]
+    owners: list[tuple[object, _Ctx]] = [(body, _Ctx())]
+
+    def add(s: str | None) -> None:
+        if s:
+            buf.append(s)
+            if link[0] > 0:
+                link[1] += len(s.strip())
+
+    def flush() -> None:
+        if buf:
+            text = _WS.sub(" ", "".join(buf)).strip()
+            text = "\n".join(x.strip() for x in text.split("\n") if x.strip())
+            if text and _WORD.search(text) and len(blocks) < max_blocks:
+                el, ctx = owners[-1]
+                words = _WORD.findall(text.lower())
+                blocks.append(Block(text, el, ctx, min(link[1], len(text)), words, " ".join(words)))
+        buf.clear()
+        link[1] = 0
+
+    stack: list[tuple[object, _Ctx | None, bool]] = [(c, None, False) for c in reversed(body)]
+    add(body.text)
+    while stack:
+        el, ctx, closing = stack.pop()
+        tag = el.tag.lower() if isinstance(el.tag, str) else ""
+        if closing:
+            if tag in BLOCK_TAGS:
+                flush()
+                owners.pop()
+            if tag == "a":
+                link[0] -= 1
+            if tag == "table" and el in table_open:
+                tables.append((table_open.pop(el), len(blocks), el))
+            add(el.tail)
+            continue
+        if is_hidden(el, noscript_visible=True) or tag == "figcaption":
+            add(el.tail)
+            continue
+        parent_ctx = owners[-1][1] if ctx is None else ctx
+        my = _child_ctx(parent_ctx, el, tag)
+        if tag in BLOCK_TAGS:
+            flush()
+            owners.append((el, my))
+        elif tag in ("td", "th"):
+            if buf and "".join(buf).strip():
+                buf.append(" | ")
+        elif tag == "br":
+            buf.append("\n")
+        elif tag == "img":
+            images.append((len(blocks), el, my))
+        elif tag == "a":
+            link[0] += 1
+        if tag == "table":
+            table_open[el] = len(blocks)
+        add(el.text)
+        stack.append((el, my, True))
+        stack.extend((c, my, False) for c in reversed(el))
+    flush()
+    return Segmented(blocks, images, tables)
+
+
+def _norm_words(text: str | None) -> str:
+    return " ".join(_WORD.findall((text or "").lower()))
+
+
+def _log(x: float) -> float:
+    return math.log1p(max(0.0, x))
+
+
+def features(seg: Segmented, main_text: str | None, comments_text: str | None, title: str | None) -> list[list[float]]:
+    """One feature row per block (FEATURES order); main_text / comments_text are a peer's output."""
+    blocks = seg.blocks
+    n = len(blocks)
+    if n == 0:
+        return []
+    main_n = " " + _norm_words(main_text) + " "
+    main_set = set(main_n.split())
+    com_n = " " + _norm_words(comments_text) + " "
+    title_n = " " + _norm_words(title) + " "
+    votes = []
+    for b in blocks:
+        key = " " + b.norm + " "
+        votes.append(1.0 if key in main_n else 0.0)
+    nwords = [len(b.words) for b in blocks]
+    ld = [b.link_chars / max(1, len(b.text)) for b in blocks]
+    total_words = sum(nwords) or 1
+    total_chars = sum(len(b.text) for b in blocks) or 1
+    # subtree sums for the 3 nearest ancestors of each block's owner: words, link chars, chars, voted words, blocks.
+    # Keyed by the element objects themselves (held here), never id(): lxml makes a new proxy object each
+    # time an element is reached, and the id of a freed proxy is reused by the next one.
+    agg: dict[object, list[float]] = {}
+    anc_ids: list[list[object]] = []
+    for i, b in enumerate(blocks):
+        ids = []
+        a = b.el
+        for _ in range(3):
+            a = a.getparent() if a is not None else None
+            if a is None:
+                break
+            ids.append(a)
+            s = agg.setdefault(a, [0.0, 0.0, 0.0, 0.0, 0.0])
+            s[0] += nwords[i]
+            s[1] += b.link_chars
+            s[2] += len(b.text)
+            s[3] += nwords[i] * votes[i]
+            s[4] += 1
+        anc_ids.append(ids)
+    page_vote = sum(w * v for w, v in zip(nwords, votes)) / total_words
+    page_ld = sum(b.link_chars for b in blocks) / total_chars
+    rows = []
+    chars_before = 0
+    for i, b in enumerate(blocks):
+        r = [0.0] * len(FEATURES)
+        w = b.words
+        nw = len(w)
+        r[0] = _log(nw)
+        r[1] = _log(len(b.text))
+        r[2] = ld[i]
+        r[3] = sum(len(x) for x in w) / max(1, nw)
+        r[4] = sum(x.isdigit() for x in w) / max(1, nw)
+        toks = b.text.split()
+        r[5] = sum(t[:1].isupper() for t in toks) / max(1, len(toks))
+        r[6] = len(_PUNCT.findall(b.text)) / max(1, nw)
+        r[7] = 1.0 if b.text.rstrip()[-1:] in ".!?:;" else 0.0
+        c = b.ctx
+        r[8] = min(c.depth, 100)
+        r[9] = i / n
+        r[10] = chars_before / total_chars
+        chars_before += len(b.text)
+        r[11] = 1.0 if nw and (" " + b.norm + " ") in title_n else 0.0
+        tag = b.el.tag.lower() if isinstance(b.el.tag, str) else ""
+        g = _TAG_GROUPS.get(tag)
+        if g:
+            r[_FI["tag_" + g]] = 1.0
+        for m in c.marks:
+            r[_FI["in_" + m]] = 1.0
+        r[_FI["neg_class"]] = min(c.neg, 5)
+        r[_FI["pos_class"]] = min(c.pos, 5)
+        r[_FI["talk_class"]] = min(c.talk, 5)
+        r[_FI["neg_dist"]] = min(c.depth - c.neg_at, 30)
+        r[_FI["pos_dist"]] = min(c.depth - c.pos_at, 30)
+        r[_FI["talk_dist"]] = min(c.depth - c.talk_at, 30)
+        r[_FI["vote_main"]] = votes[i]
+        r[_FI["vote_main_words"]] = sum(x in main_set for x in w) / max(1, nw)
+        r[_FI["vote_comments"]] = 1.0 if nw and (" " + b.norm + " ") in com_n else 0.0
+        r[_FI["prev_vote"]] = votes[i - 1] if i > 0 else -1.0
+        r[_FI["next_vote"]] = votes[i + 1] if i + 1 < n else -1.0
+        r[_FI["prev2_vote"]] = votes[i - 2] if i > 1 else -1.0
+        r[_FI["next2_vote"]] = votes[i + 2] if i + 2 < n else -1.0
+        r[_FI["prev_log_words"]] = _log(nwords[i - 1]) if i > 0 else -1.0
+        r[_FI["next_log_words"]] = _log(nwords[i + 1]) if i + 1 < n else -1.0
+        r[_FI["prev_link_density"]] = ld[i - 1] if i > 0 else -1.0
+        r[_FI["next_link_density"]] = ld[i + 1] if i + 1 < n else -1.0
+        for k, key in enumerate(("c1", "c2", "c3")):
+            if k < len(anc_ids[i]):
+                s = agg[anc_ids[i][k]]
+                r[_FI[key + "_log_words"]] = _log(s[0])
+                r[_FI[key + "_link_density"]] = s[1] / max(1.0, s[2])
+                r[_FI[key + "_vote"]] = s[3] / max(1.0, s[0])
+                if key != "c3":
+                    r[_FI[key + "_log_blocks"]] = _log(s[4])
+            else:
+                r[_FI[key + "_vote"]] = -1.0
+        r[_FI["page_log_words"]] = _log(total_words)
+        r[_FI["page_vote_share"]] = page_vote
+        r[_FI["page_link_density"]] = page_ld
+        r[_FI["page_log_blocks"]] = _log(n)
+        rows.append(r)
+    return rows

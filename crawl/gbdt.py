@@ -1,0 +1,136 @@
+"""Tiny gradient-boosted decision trees (binary log-loss) in numpy, stored as plain JSON.
+
+Why not a library: the extractor's model has to load in every crawl worker with nothing but numpy,
+and be a small reviewable file. Training is histogram-based (features cut into at most `bins`
+quantile bins), trees are complete binary trees of a fixed depth stored as arrays (a node that does
+not split sends everything left), so prediction is `depth` vectorised steps per tree.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+
+class Trees:
+    """A trained ensemble: `predict(X)` gives probabilities."""
+
+    def __init__(self, depth: int, base: float, feats: np.ndarray, thrs: np.ndarray, leaves: np.ndarray,
+                 names: list[str] | None = None, meta: dict | None = None):
+        self.depth, self.base = depth, base
+        self.feats, self.thrs, self.leaves = feats, thrs, leaves   # (T, 2^d - 1), (T, 2^d - 1), (T, 2^d)
+        self.names = names or []
+        self.meta = meta or {}
+
+    def margin(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        out = np.full(len(X), self.base)
+        if len(X) == 0:
+            return out
+        rows = np.arange(len(X))
+        inner = 2 ** self.depth - 1
+        for f, t, v in zip(self.feats, self.thrs, self.leaves):
+            idx = np.zeros(len(X), dtype=np.int64)
+            for _ in range(self.depth):
+                idx = 2 * idx + 1 + (X[rows, f[idx]] > t[idx])
+            out += v[idx - inner]
+        return out
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.margin(X)))
+
+    def to_json(self) -> dict:
+        return {"format": "cidermill.gbdt/1", "depth": self.depth, "base": self.base, "features": self.names,
+                "meta": self.meta, "feat": self.feats.tolist(),
+                "thr": [[float(f"{x:.6g}") if np.isfinite(x) else 1e300 for x in row] for row in self.thrs],
+                "leaf": [[float(f"{x:.5g}") for x in row] for row in self.leaves]}
+
+    @classmethod
+    def from_json(cls, o: dict) -> "Trees":
+        if o.get("format") != "cidermill.gbdt/1":
+            raise ValueError("not a cidermill.gbdt/1 model")
+        return cls(int(o["depth"]), float(o["base"]), np.asarray(o["feat"], dtype=np.int64),
+                   np.asarray(o["thr"], dtype=np.float64), np.asarray(o["leaf"], dtype=np.float64),
+                   list(o.get("features") or []), dict(o.get("meta") or {}))
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_json(), f, separators=(",", ":"))
+            f.write("\n")
+
+    @classmethod
+    def load(cls, path: str) -> "Trees":
+        with open(path, encoding="utf-8") as f:
+            return cls.from_json(json.load(f))
+
+
+def _bin_edges(x: np.ndarray, bins: int) -> np.ndarray:
+    qs = np.unique(np.quantile(x, np.linspace(0, 1, bins + 1)[1:-1]))
+    return qs
+
+
+def train(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, trees: int = 150, depth: int = 4,
+          lr: float = 0.1, bins: int = 32, l2: float = 1.0, min_hess: float = 1.0, subsample: float = 0.7,
+          seed: int = 0, names: list[str] | None = None, log=None) -> Trees:
+    """Fit `trees` trees of `depth` on features X (n, f), labels y in {0,1}, weights w. Deterministic for a seed."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n, nf = X.shape
+    w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    edges = [_bin_edges(X[:, j], bins) for j in range(nf)]
+    Xb = np.stack([np.searchsorted(edges[j], X[:, j], side="left") for j in range(nf)], axis=1).astype(np.int64)
+    B = max(len(e) for e in edges) + 1
+    prior = float(np.clip((w * y).sum() / w.sum(), 1e-6, 1 - 1e-6))
+    base = float(np.log(prior / (1 - prior)))
+    margin = np.full(n, base)
+    rng = np.random.default_rng(seed)
+    inner = 2 ** depth - 1
+    F = np.zeros((trees, inner), dtype=np.int64)
+    T = np.full((trees, inner), np.inf)
+    L = np.zeros((trees, 2 ** depth))
+    for t in range(trees):
+        p = 1.0 / (1.0 + np.exp(-margin))
+        g = (p - y) * w
+        h = np.maximum(p * (1 - p), 1e-6) * w
+        rows = np.flatnonzero(rng.random(n) < subsample) if subsample < 1 else np.arange(n)
+        node = np.zeros(len(rows), dtype=np.int64)       # node index within the level
+        gs, hs, xb = g[rows], h[rows], Xb[rows]
+        for level in range(depth):
+            width = 2 ** level
+            G = np.bincount(node, gs, minlength=width)
+            H = np.bincount(node, hs, minlength=width)
+            best_gain = np.zeros(width)
+            best_f = np.zeros(width, dtype=np.int64)
+            best_b = np.full(width, -1)
+            for j in range(nf):
+                k = node * B + xb[:, j]
+                gh = np.bincount(k, gs, minlength=width * B).reshape(width, B).cumsum(axis=1)
+                hh = np.bincount(k, hs, minlength=width * B).reshape(width, B).cumsum(axis=1)
+                gr, hr = G[:, None] - gh, H[:, None] - hh
+                ok = (hh >= min_hess) & (hr >= min_hess)
+                gain = gh ** 2 / (hh + l2) + gr ** 2 / (hr + l2) - (G ** 2 / (H + l2))[:, None]
+                gain = np.where(ok, gain, 0.0)
+                gain[:, len(edges[j]):] = 0.0            # the last bin has no edge to split at
+                b = gain.argmax(axis=1)
+                gbest = gain[np.arange(width), b]
+                better = gbest > best_gain + 1e-12
+                best_gain[better], best_f[better], best_b[better] = gbest[better], j, b[better]
+            for m in range(width):
+                pos = width - 1 + m
+                if best_b[m] >= 0:
+                    F[t, pos] = best_f[m]
+                    T[t, pos] = edges[best_f[m]][best_b[m]]
+            go_right = np.zeros(len(rows), dtype=np.int64)
+            split = best_b[node] >= 0
+            go_right[split] = xb[split, best_f[node[split]]] > best_b[node[split]]
+            node = 2 * node + go_right
+        G = np.bincount(node, gs, minlength=2 ** depth)
+        H = np.bincount(node, hs, minlength=2 ** depth)
+        L[t] = -lr * G / (H + l2)
+        part = Trees(depth, 0.0, F[t:t + 1], T[t:t + 1], L[t:t + 1])
+        margin += part.margin(X)
+        if log and (t + 1) % 25 == 0:
+            p = np.clip(1.0 / (1.0 + np.exp(-margin)), 1e-9, 1 - 1e-9)
+            loss = -(w * (y * np.log(p) + (1 - y) * np.log(1 - p))).sum() / w.sum()
+            log(f"tree {t + 1}/{trees}: weighted log-loss {loss:.4f}")
+    return Trees(depth, base, F, T, L, list(names or []))

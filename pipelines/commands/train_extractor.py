@@ -1,0 +1,38 @@
+"""`cidermill train-extractor`: rebuild the main-content block classifier that crawl/extract.py ships."""
+from __future__ import annotations
+
+HELP = "train the main-content block classifier used by crawl extraction"
+DESCRIPTION = ("Train the gradient-boosted block classifier of the HTML extractor on pages with known main "
+               "content: a WCXB-style folder (html/NNNN.html, ground-truth/NNNN.json with "
+               "ground_truth.main_content, metadata-dev.json with page type and domain). Only the tuning part "
+               "of a fixed split by domain trains (the rest is for checking: bench/extract_f1.py). The model "
+               "is a small JSON file; the crawler loads crawl/extract_model.json.\n\n"
+               "example: cidermill train-extractor --data /data/wcxb-dev --out crawl/extract_model.json")
+BEAM = False
+
+
+def configure(p) -> None:
+    p.add_argument("--data", required=True, metavar="DIR", help="WCXB-style folder with html/, ground-truth/, "
+                   "metadata-dev.json")
+    p.add_argument("--out", required=True, metavar="FILE", help="model JSON to write (crawl/extract_model.json "
+                   "replaces the shipped one)")
+    p.add_argument("--trees", type=int, default=150)
+    p.add_argument("--depth", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=None, help="use only the first N tuning pages (a quick look)")
+
+
+def run(args, beam_args) -> int:
+    import os
+
+    from corpus.errors import CidermillError
+    from crawl.extract_train import train_extractor
+
+    if not os.path.isdir(args.data):
+        raise CidermillError(f"--data {args.data}: not a folder")
+    try:
+        train_extractor(args.data, args.out, trees=args.trees, depth=args.depth, seed=args.seed, limit=args.limit,
+                        log=lambda m: print(m, flush=True))
+    except (FileNotFoundError, ValueError) as e:
+        raise CidermillError(str(e)) from None
+    return 0

@@ -1,0 +1,165 @@
+"""JavaScript apps and hostile pages: `--render auto` judges visibility like a browser, rendered pages
+are extracted from what a visitor sees, the render size cap, and bad input that must end in a
+recorded reason or a time-capped render (never a hang or a crash)."""
+import os
+import re
+import time
+from collections import Counter
+
+import pytest
+from crawl_testsite import LocalSite, Route
+
+from corpus.reader import ShardDataset
+from crawl.crawler import CrawlConfig, WaveCrawler
+from crawl.extract import extract_page
+from crawl.render import CHROMIUM
+from crawl.render_policy import render_reason, text_budget
+from pipelines.cli import main as cli_main
+from pipelines.demo_site import DemoSite, load_ground_truth
+
+HAS_CHROMIUM = os.path.exists(CHROMIUM)
+WIKI_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "pipelines", "demo_site", "site", "js", "wiki.html")
+
+
+def _words(text: str) -> Counter:
+    return Counter(w.lower() for w in re.findall(r"\w+", text or ""))
+
+
+def _recall(got: str, want: str) -> float:
+    g, w = _words(got), _words(want)
+    return sum((g & w).values()) / max(1, sum(w.values()))
+
+
+def big_wiki(store_bytes: int) -> str:
+    """A single-file wiki page whose hidden store holds `store_bytes` of text; the script draws 3 entries."""
+    entry = "<div title='e{i}'><pre>Entry {i} tells how the orchard keeper pruned tree number {i} in winter.</pre></div>"
+    n = store_bytes // 90
+    store = "".join(entry.format(i=i) for i in range(n))
+    return ("<html><head><title>Big wiki</title></head><body><header>Orchard wiki</header><div id='story'></div>"
+            f"<div id='store' style='display:none'>{store}</div><script>"
+            "var s=document.getElementById('story');['e1','e2','e3'].forEach(function(t){"
+            "var p=document.createElement('p');p.textContent=document.querySelector('[title='+t+'] pre').textContent"
+            "+' Drawn by the wiki script for its readers today.';s.appendChild(p);});</script></body></html>")
+
+
+def test_render_policy_counts_only_visible_text():
+    with open(WIKI_PATH, encoding="utf-8") as f:
+        wiki = f.read()
+    visible, concealed = text_budget(wiki)
+    assert visible < 200 < 10 * visible < concealed  # the hidden store is concealed, not visible
+    assert render_reason(wiki, "auto") in ("little_text", "scripts_dominate")
+    prose = "<p>" + "Orchard words for a visitor to read. " * 20 + "</p>"
+    assert render_reason(prose + "<script>track()</script>", "auto") is None
+    hidden = f'<div hidden>{prose}</div><template>{prose}</template><script type="application/json">{{"a": 1}}</script>'
+    assert render_reason("<p>Welcome.</p>" + hidden + "<script>draw()</script>", "auto") == "little_text"
+    styled = f'<div style="color: red; display : none">{prose}</div><p>Short.</p><script>draw()</script>'
+    assert render_reason(styled, "auto") == "little_text"
+    assert render_reason(f'<div style="display:none">{prose}</div>', "auto") is None  # no script could show it
+
+
+def test_extraction_skips_hidden_text():
+    html = ("<html><body><article><p>" + "The visible paragraph about pressing apples in autumn. " * 5 +
+            "</p><div style='display:none'><p>" + "Secret store text that nobody sees on the page. " * 5 +
+            "</p></div><p hidden>Hidden attribute text.</p><p data-cidermill-hidden>Marked by the browser.</p>"
+            "<template><p>Template text.</p></template></article></body></html>")
+    ex = extract_page(html, "http://x.test/")
+    assert "visible paragraph" in ex.text
+    for s in ("Secret store", "Hidden attribute", "Marked by the browser", "Template text"):
+        assert s not in ex.text
+
+
+def test_bad_input_pages_end_in_text_or_a_reason():
+    binary = bytes(range(256)) * 400
+    cases = ["", "\x00" * 10, binary.decode("latin-1"), "<html><body><p>unclosed <div><table><tr><td>cell <b>x",
+             "<div>" * 10_000 + "deep words inside" + "</div>" * 10_000,
+             "<p>" + ("<span>" * 50 + "w " + "</span>" * 50) * 100 + "</p>"]
+    for html in cases:
+        t = time.process_time()
+        ex = extract_page(html, "http://x.test/")
+        assert isinstance(ex.text, str) and (ex.text or ex.error or not html.strip("\x00"))
+        assert time.process_time() - t < 20
+    assert extract_page("", "http://x.test/").error == "unparseable_html"
+
+
+@pytest.mark.slow
+def test_size_caps_binary_and_empty_bodies(local_site):
+    """Over --max-bytes: skipped as too_large unless headed for rendering; over the render cap: too_large
+    whatever the page; 0-byte and binary bodies served as text/html: a row or a reason, never a crash."""
+    static_big = "<html><body>" + "<p>Plain static words about cider for everyone to read.</p>" * 120_000 + "</body></html>"
+    routes = {
+        "/robots.txt": Route("User-agent: *\nAllow: /\n", 200, "text/plain"),
+        "/static-big.html": Route(static_big),                      # ~7 MB of visible text
+        "/huge.html": Route(big_wiki(30 * 1024 * 1024)),             # 30 MB: over the render cap too
+        "/empty.html": Route(b""),
+        "/binary.html": Route(bytes(range(256)) * 4000),
+    }
+    site = local_site(routes)
+    c = WaveCrawler(CrawlConfig(allow_private=True, delay=0, render="never", sitemaps=False, retries=0,
+                                render_max_bytes=24 * 1024 * 1024))
+    try:
+        # render never: the fetch cap is --max-bytes itself
+        out = c.crawl([{"url": f"{site.url}{p}", "depth": 0} for p in ("/static-big.html", "/empty.html", "/binary.html")])
+    finally:
+        c.close()
+    log = {r["url"].rsplit("/", 1)[1]: r for r in out.log}
+    assert log["static-big.html"]["reason"] == "too_large"
+    for name in ("empty.html", "binary.html"):
+        assert log[name]["decision"] in ("fetched", "skipped") and (log[name]["decision"] == "fetched" or log[name]["reason"])
+    c = WaveCrawler(CrawlConfig(allow_private=True, delay=0, render="auto", sitemaps=False, retries=0,
+                                render_max_bytes=24 * 1024 * 1024))
+    try:
+        out = c.crawl([{"url": f"{site.url}{p}", "depth": 0} for p in ("/static-big.html", "/huge.html")])
+    finally:
+        c.close()
+    log = {r["url"].rsplit("/", 1)[1]: r for r in out.log}
+    assert log["static-big.html"]["reason"] == "too_large"  # fetched under the render cap, not headed there
+    assert "not headed for rendering" in log["static-big.html"]["detail"]
+    assert log["huge.html"]["reason"] == "too_large"
+    assert not out.pages
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(not HAS_CHROMIUM, reason=f"no chromium at {CHROMIUM}")
+def test_big_js_wiki_rendered_under_its_own_cap_and_endless_script_time_capped(local_site):
+    endless = ("<html><body><p id='n'>start</p><script>var i = 0; setInterval(function () {"
+               "fetch('/tick?' + (i++)).catch(function () {}); document.getElementById('n').textContent = 'tick ' + i;"
+               "}, 20); while (Date.now() < 0) {}</script></body></html>")
+    routes = {"/robots.txt": Route("User-agent: *\nAllow: /\n", 200, "text/plain"),
+              "/wiki.html": Route(big_wiki(6 * 1024 * 1024)),       # 6 MB, like a real single-file wiki
+              "/endless.html": Route(endless)}
+    for i in range(2000):
+        routes[f"/tick?{i}"] = Route("{}", 200, "application/json")
+    site = local_site(routes)
+    c = WaveCrawler(CrawlConfig(allow_private=True, delay=0, render="auto", sitemaps=False, retries=0,
+                                render_idle_ms=1500, render_timeout_ms=8000))
+    try:
+        t = time.time()
+        out = c.crawl([{"url": f"{site.url}/wiki.html", "depth": 0}, {"url": f"{site.url}/endless.html", "depth": 0}])
+        assert time.time() - t < 60
+    finally:
+        c.close()
+    pages = {p["url"].rsplit("/", 1)[1]: p for p in out.pages}
+    wiki = pages["wiki.html"]
+    assert wiki["rendered"]
+    assert "Drawn by the wiki script" in wiki["text"] and "tree number 2 in winter" in wiki["text"]
+    assert "tree number 500 " not in wiki["text"]  # the hidden store is not what a visitor sees
+    log = {r["url"].rsplit("/", 1)[1]: r for r in out.log}
+    assert log["endless.html"]["decision"] == "fetched"  # a page that never settles is cut off by the idle cap
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(not HAS_CHROMIUM, reason=f"no chromium at {CHROMIUM}")
+def test_cidermill_crawl_render_auto_gets_the_words_the_wiki_script_draws(tmp_path):
+    gt = load_ground_truth()["paths"]["/js/wiki.html"]
+    drawn = gt["main_text"]
+    with DemoSite() as site:
+        rc = cli_main(["crawl", "--seeds", site.url + "/js/wiki.html", "--out", str(tmp_path), "--allow-private",
+                       "--delay", "0", "--max-depth", "0", "--render", "auto", "--no-sitemaps", "--quiet"])
+    assert rc == 0
+    (row,) = list(ShardDataset(str(tmp_path / "pages")).iter_rows())
+    assert row["rendered"]
+    assert _recall(row["text"], drawn) >= 0.95
+    for s in gt["not_drawn"]:
+        assert s not in row["text"]

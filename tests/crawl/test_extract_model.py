@@ -1,0 +1,103 @@
+"""The learned extractor: gradient-boosted trees, the domain split, the metric, `cidermill train-extractor`
+on a small WCXB-style folder, and the shipped model file."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from crawl import gbdt
+from crawl.extract import MODEL_PATH, extract_page
+from crawl.extract_blocks import FEATURES
+from crawl.extract_train import load_dev, split_of, word_prf
+from pipelines.cli import main as cli_main
+
+
+def test_trees_learn_an_interaction_and_round_trip_through_json(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.random((4000, 3))
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3)).astype(float)  # XOR: no single split separates it
+    m = gbdt.train(X, y, trees=40, depth=3, lr=0.3, seed=1)
+    acc = ((m.predict(X) > 0.5) == y).mean()
+    assert acc > 0.95
+    m.save(tmp_path / "m.json")
+    m2 = gbdt.Trees.load(tmp_path / "m.json")
+    assert np.allclose(m2.predict(X), m.predict(X), atol=1e-4)
+    again = gbdt.train(X, y, trees=40, depth=3, lr=0.3, seed=1)
+    assert np.array_equal(again.predict(X), m.predict(X))  # same seed, same model
+
+
+def test_split_is_by_domain_and_fixed():
+    parts = {d: split_of(d) for d in (f"site{i}.example" for i in range(400))}
+    assert set(parts.values()) == {"tune", "held"}
+    assert 0.2 < sum(p == "held" for p in parts.values()) / len(parts) < 0.4
+    assert all(split_of(d) == p for d, p in parts.items())
+    assert split_of("Site1.Example") == split_of("site1.example")
+
+
+def test_word_f1_matches_the_benchmark_definition():
+    assert word_prf("", "") == (1.0, 1.0, 1.0)
+    assert word_prf("words", "") == (0.0, 0.0, 0.0)
+    p, r, f = word_prf("the cat the", "The cat sat")
+    assert (p, r) == (2 / 3, 2 / 3) and abs(f - 2 / 3) < 1e-9
+
+
+CONTENT = ["Cider makers in the valley press their apples late in October when the fruit is ripe and sweet.",
+           "The juice ferments slowly in oak barrels through the winter, and the cellar stays cool and dark.",
+           "By spring the cider is dry, clear and ready to bottle, with a sharp taste of the local orchards."]
+
+
+def _page(i: int) -> tuple[str, str]:
+    nav = "".join(f'<li><a href="/s{k}">Section {k}</a></li>' for k in range(8))
+    body = "".join(f"<p>{c} Page {i} adds its own line number {i * 7 + k}.</p>" for k, c in enumerate(CONTENT))
+    html = (f"<html><head><title>Page {i}</title></head><body><nav><ul>{nav}</ul></nav>"
+            f"<article><h1>Cider notes {i}</h1>{body}</article>"
+            f"<footer><p>Copyright the orchard company. All rights reserved. Contact us.</p></footer></body></html>")
+    truth = f"Cider notes {i}\n" + "\n".join(f"{c} Page {i} adds its own line number {i * 7 + k}." for k, c in
+                                             enumerate(CONTENT))
+    return html, truth
+
+
+def test_train_extractor_cli_on_a_small_folder(tmp_path, capsys):
+    data = tmp_path / "dev"
+    (data / "html").mkdir(parents=True)
+    (data / "ground-truth").mkdir()
+    domains = [d for d in (f"orchard{i}.example" for i in range(60)) if split_of(d) == "tune"][:8]
+    files = {}
+    for i, dom in enumerate(domains):
+        fid = f"{i:04d}"
+        html, truth = _page(i)
+        (data / "html" / f"{fid}.html").write_text(html, encoding="utf-8")
+        (data / "ground-truth" / f"{fid}.json").write_text(json.dumps(
+            {"url": f"https://{dom}/a", "ground_truth": {"main_content": truth}}), encoding="utf-8")
+        files[fid] = {"page_type": "article", "domain": dom}
+    (data / "metadata-dev.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    assert len(load_dev(str(data), part="tune")) == 8
+    out = tmp_path / "model.json"
+    assert cli_main(["train-extractor", "--data", str(data), "--out", str(out), "--trees", "8", "--depth", "3"]) == 0
+    model = gbdt.Trees.load(str(out))
+    assert model.names == list(FEATURES) and 0.2 <= model.meta["threshold"] <= 0.8
+    assert model.meta["tune_f1"] > 0.9
+    assert cli_main(["train-extractor", "--data", str(tmp_path / "missing"), "--out", str(out)]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a folder" in err[0]
+
+
+def test_shipped_model_loads_and_keeps_forum_replies():
+    if not os.path.exists(MODEL_PATH):
+        pytest.skip("no shipped model")
+    model = gbdt.Trees.load(MODEL_PATH)
+    assert model.names == list(FEATURES)
+    assert os.path.getsize(MODEL_PATH) < 1_000_000
+    posts = "".join(
+        f'<div class="post reply" id="post{k}"><div class="author"><a href="/u/{k}">member{k}</a></div>'
+        f'<div class="message">{c} I tried this in my own shed last year and it worked well for me.</div></div>'
+        for k, c in enumerate(CONTENT))
+    nav = "".join(f'<li><a href="/f{k}">Forum {k}</a></li>' for k in range(12))
+    html = (f"<html><head><title>Pressing question - Cider forum</title></head><body><nav><ul>{nav}</ul></nav>"
+            f"<main><h1>Pressing question</h1><div class='thread'>{posts}</div></main>"
+            "<footer><p>Forum software. Terms. Privacy.</p></footer></body></html>")
+    ex = extract_page(html, "https://forum.example/t/1")
+    for c in CONTENT:
+        assert c in ex.text
+    assert "Forum 3" not in ex.text
