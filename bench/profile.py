@@ -16,16 +16,20 @@ helpers) relative to C loops; read the shares, not the absolute seconds.
 """
 from __future__ import annotations
 
-import argparse
-import cProfile
 import os
-import pstats
-import shutil
 import sys
-import time
-from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# this file is named like the standard library's `profile`, which cProfile imports: take bench/
+# off the path until cProfile has the real one
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+import shutil  # noqa: E402
+import time  # noqa: E402
+from collections import defaultdict  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
@@ -40,7 +44,7 @@ KINDS = [
     ("Arrow and shard I/O", ("pyarrow", "/corpus/", "shards_io", "report_io", "to_pylist", "from_pylist")),
     ("tokenising / normalising", ("dedup_text.py", "filters/words.py", "unicodedata", "method 'split'",
                                   "method 'lower'", "method 'casefold'", "method 'translate'", "method 'encode'",
-                                  "method 'decode'", "method 'join'", "re.py", "_sre", "method 'findall'",
+                                  "method 'decode'", "method 'join'", "/re.py", "_sre", "re.Pattern", "method 'findall'",
                                   "method 'sub'", "method 'finditer'", "method 'isascii'", "method 'strip'",
                                   "splitlines", "sanitize.py")),
     ("hashing / numpy", ("xxhash", "minhash", "numpy", "dedup_cluster.py", "method 'reduce'", "method 'argsort'",
@@ -65,7 +69,7 @@ def profile(stage: str, pages: str, scratch: str):
     out = os.path.join(scratch, f"profile-out-{stage}")
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(out + ".rejected", ignore_errors=True)
-    prof = cProfile.Profile()
+    prof = cProfile.Profile(time.process_time)  # CPU time of this process, not wall time
     c0, w0 = time.process_time(), time.perf_counter()
     prof.enable()
     summary = run_text(pages, out, overrides=STAGES[stage], beam_args=["--runner=FnApiRunner"], overwrite=True)
@@ -96,6 +100,7 @@ def main() -> int:
     ap.add_argument("--scratch", default="/tmp/cidermill-speed-bench")
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--save", action="store_true", help="write bench/results/profile_<stage>.json")
+    ap.add_argument("--pstats", help="also dump the raw profile here (for pstats / snakeviz)")
     a = ap.parse_args()
     os.makedirs(a.scratch, exist_ok=True)
     from debian_corpus import pages_dataset
@@ -104,6 +109,8 @@ def main() -> int:
     pages = pages_dataset(a.scratch, a.docs)
     start = start_conditions()
     prof, summary, cpu, wall = profile(a.stage, pages, a.scratch)
+    if a.pstats:
+        prof.dump_stats(a.pstats)
     kinds, funcs, total = tables(prof, a.top)
     print(f"\n{a.stage}: {summary['rows_in']} documents, {cpu:.1f} CPU-s under cProfile ({wall:.1f} s wall), "
           f"kept {summary['kept']}")
