@@ -19,6 +19,17 @@ from __future__ import annotations
 import os
 import sys
 
+if __name__ == "profile":
+    # Imported as the standard library's `profile` (a script in bench/ has bench/ first on its
+    # path and something imported cProfile): load and become the real module instead.
+    import importlib.util
+    import sysconfig
+
+    _spec = importlib.util.spec_from_file_location("profile", os.path.join(sysconfig.get_paths()["stdlib"], "profile.py"))
+    _real = importlib.util.module_from_spec(_spec)
+    sys.modules["profile"] = _real
+    _spec.loader.exec_module(_real)  # the definitions below then load harmlessly, unused
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # this file is named like the standard library's `profile`, which cProfile imports: take bench/
 # off the path until cProfile has the real one
