@@ -49,7 +49,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from proctree import tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
+from proctree import timed_child, tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
 
 THRESHOLD, NGRAM, NUM_PERM = 0.8, 5, 128
 WORD_RE = re.compile(r"\w+")
@@ -374,26 +374,6 @@ def peers_python(scratch: Path) -> str:
         sh([str(py), "-m", "pip", "install", "-q", "datatrove[processing]==0.10.1", "spacy", "rensa==0.5.*", "orjson",
             "regex", "xxhash<4", "tokenizers"])
     return str(py)
-
-
-def timed_child(cmd, env=None) -> dict:
-    """Run `cmd`; CPU-seconds of its whole process tree (every descendant is reaped before it
-    exits, so RUSAGE_CHILDREN sees them all) and the tree's peak RSS, sampled from /proc."""
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})})
-    peak = 0.0
-    while proc.poll() is None:
-        peak = max(peak, tree_rss_mb(proc.pid))
-        time.sleep(0.1)
-    stdout, stderr = proc.communicate()
-    wall = time.perf_counter() - t
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode:
-        raise RuntimeError(f"{cmd[:3]} failed:\n{stderr[-3000:]}")
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return {"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak, "stdout": stdout}
 
 
 def run_rensa(py: str, jsonl: str, scratch: Path, want_pairs: bool = False) -> dict:
