@@ -423,7 +423,8 @@ def speed(pages: str, jsonl: str, n_docs: int, bands, rows, peers_py, scratch, r
         if peers_py:
             runs["rensa 0.5 loop (R-MinHash 128, LSH 16x8)"].append(run_rensa(peers_py, jsonl, scratch))
             runs["datatrove 0.10.1 4-stage MinHash"].append(run_datatrove4(peers_py, jsonl, scratch, bands, rows))
-        print(f"  round {r + 1}/{rounds} done (load {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"  round {r + 1}/{rounds} (load {os.getloadavg()[0]:.1f}): "
+              + ", ".join(f"{k} {v[-1]['cpu_s']:.1f} CPU-s" for k, v in runs.items()), flush=True)
     table = {}
     print(f"\n== speed end to end: {n_docs} Debian documentation documents, medians of {rounds} round(s), "
           f"CPU-s of each process tree")

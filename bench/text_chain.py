@@ -156,7 +156,8 @@ def main() -> int:
         if extra:
             runs["cidermill text, " + " ".join(extra)].append(run_ours(pages, a.scratch, extra))
         runs["datatrove 0.10.1 (2 tasks)"].append(run_datatrove(py, jsonl, a.scratch))
-        print(f"  round {r + 1}/{a.rounds} done (load {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"  round {r + 1}/{a.rounds} (load {os.getloadavg()[0]:.1f}): "
+              + ", ".join(f"{k} {v[-1]['cpu_s']:.1f} CPU-s" for k, v in runs.items()), flush=True)
     table = {}
     print(f"\n{n} Debian documentation documents; chain = langid(en) + C4 lines + Gopher quality + Gopher "
           f"repetition; medians of {a.rounds} round(s), CPU-s of each process tree")
