@@ -60,7 +60,7 @@ KINDS = [
                                   "splitlines", "sanitize.py")),
     ("hashing / numpy", ("xxhash", "minhash", "numpy", "dedup_cluster.py", "method 'reduce'", "method 'argsort'",
                          "method 'astype'", "method 'tobytes'", "built-in method builtins.sum")),
-    ("filters (scoring)", ("/filters/",)),
+    ("filters (scoring)", ("/filters/", "fasttext")),
     ("dedup transforms", ("pipelines/dedup.py",)),
     # inspect.signature is what Beam calls while building and fusing the pipeline (DoFn specs)
     ("Beam overhead", ("apache_beam", "grpc", "threading", "queue.py", "concurrent", "/inspect.py")),
