@@ -1,24 +1,30 @@
-"""Dedup benchmark: MinHash quality vs exact Jaccard, docs/s vs datatrove, peak memory on 1M short docs.
+"""Dedup benchmark: held-out pair quality against two truths, end-to-end speed against a rensa
+loop and datatrove in the same run, and peak memory.
 
-    .venv/bin/python bench/dedup.py [--scratch /tmp/cidermill-dedup-bench] [--speed-docs 20000]
-                                    [--memory-docs 1000000] [--memory-mode beam|library|none]
-                                    [--no-django] [--no-datatrove] [--only-memory]
-                                    [--memory-beam-args "--direct_running_mode=multi_processing ..."]
+    python bench/dedup.py [--scratch /tmp/cidermill-speed-bench] [--docs 12000] [--rounds 3]
+                          [--workers-args "--direct_running_mode=multi_processing --direct_num_workers=2"]
+                          [--no-quality] [--no-speed] [--no-django] [--no-peers]
+                          [--memory-mode beam|library|none] [--memory-docs 1000000] [--only-memory]
 
-Data (fetched into --scratch, never committed): SPDX licence texts (`npm pack spdx-license-list`,
-spdx-full.json) and the docs/*.txt of two Django sdists (`pip download --no-binary`). datatrove
-and spaCy (its English word tokenizer) are installed into a separate venv under --scratch.
+Peers live in a bench venv under --scratch (never project dependencies): datatrove 0.10.1 (+ spaCy,
+its word tokenizer) and rensa 0.5 (Rust R-MinHash).
 
-Quality: truth = pairs whose exact Jaccard of word 5-gram sets (same normalisation as ours) is
->= 0.8; reported at three levels: verified edges, same-cluster pairs (truth clusters = connected
-components of the truth graph) and per-document drop decisions (truth survivor = smallest key).
-Speed: one core, the same documents and n-gram/bands/rows for both; datatrove stages 1-3
-(signatures incl. reading its jsonl input, buckets, clusters) vs our in-memory library path
-and our Beam NearDedup on the in-process FnApiRunner.
-Quality is judged on what the pipeline does: candidates verified by exact shingle-set Jaccard
-(NearDedup's default verify="exact"; --verify signature is the MinHash-estimate variant).
-Memory: peak RSS of a child process running the dedup on generated short documents (largest
-process, and the whole process tree sampled from /proc). 1M docs, Beam: ~115 CPU s.
+Quality (held out: nothing was tuned on these): SPDX licence texts (`npm pack spdx-license-list`)
+and the docs/*.txt of two Django sdists (`pip download --no-binary`). Truth = pairs whose exact
+Jaccard of word 5-gram sets is >= 0.8, computed twice: with our normalisation ("normalised") and
+with an independent tokenisation, `\\w+` of the lowercased text ("independent"). Every tool is
+compared like with like: pair F1 (ours: every LSH pair that passes verification; rensa: its query
+hits) and drop F1 up to the choice of survivor (each tool keeps another member of a cluster).
+The Beam transform's batched fast path must give the same marks as the per-document reference.
+
+Speed, end to end: ours = `cidermill text` with `stages: [input, dedup]` (reads pages shards,
+sanitises, exact + near dedup with verification, writes kept and rejected shards and the report;
+one process, in-process FnApiRunner). rensa loop = read JSONL, `\\w+` 5-grams of lowercased text
+in Python, R-MinHash 128, LSH 16x8, query-then-insert (no exact pass, no verification, no shard
+output). datatrove = its 4 stages (signatures, buckets, clusters, filter) reading and writing JSONL.
+Same documents (bench/debian_corpus.py), CPU-seconds of each whole process tree, medians of rounds,
+peak RSS of the tree sampled from /proc.
+Memory (--memory-mode): peak RSS of a child running the dedup on 1M generated short documents.
 """
 from __future__ import annotations
 
@@ -28,7 +34,9 @@ import gzip
 import json
 import os
 import random
+import re
 import resource
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -41,9 +49,11 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from proctree import tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
+from proctree import timed_child, tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
 
 THRESHOLD, NGRAM, NUM_PERM = 0.8, 5, 128
+WORD_RE = re.compile(r"\w+")
+TRUTHS = ("normalised", "independent")  # our words_of vs plain \w+ of lowercased text
 
 
 def sh(cmd, **kw):
@@ -109,11 +119,18 @@ def prf(tp, n_pred, n_true):
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def exact_truth(docs):
-    """All pairs with exact Jaccard >= THRESHOLD (size-ratio pruning keeps this quick)."""
+def independent_words(text: str) -> list[str]:
+    """The truth's own tokenisation, shared with no tool: `\\w+` of the lowercased text."""
+    return WORD_RE.findall((text or "").lower())
+
+
+def exact_truth(docs, words_fn=None):
+    """All pairs with exact Jaccard >= THRESHOLD of word 5-gram sets (size-ratio pruning keeps this
+    quick); words from `words_fn` (default: our normalisation, filters/dedup_text.words_of)."""
     from filters.dedup_text import word_ngrams, words_of
 
-    sets = {k: {hash(g) for g in word_ngrams(words_of(t), NGRAM)} for k, t in docs}
+    words_fn = words_fn or words_of
+    sets = {k: {hash(g) for g in word_ngrams(words_fn(t), NGRAM)} for k, t in docs}
     keys = sorted(k for k in sets if sets[k])
     keys.sort(key=lambda k: len(sets[k]))
     pairs = set()
@@ -136,40 +153,59 @@ def cluster_pairs(labels: dict[str, str]) -> int:
     return sum(s * (s - 1) // 2 for s in sizes.values())
 
 
-def quality(docs, name, bands, rows, dt_removed=None, verify="exact"):
-    from filters.dedup_cluster import UnionFind, near_dedup_in_memory
+def _truth_labels(docs, truth_pairs):
+    from filters.dedup_cluster import UnionFind
 
-    truth_pairs, sets = exact_truth(docs)
-    marks, edges = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=verify)
-    pair_set = lsh_pairs(docs, bands, rows, verify)
-    ep, er, ef = prf(len(pair_set & truth_pairs), len(pair_set), len(truth_pairs))
     uf = UnionFind()
     for a, b in truth_pairs:
         uf.union(a, b)
-    true_label = {k: uf.find(k) for k, _ in docs}
+    return {k: uf.find(k) for k, _ in docs}
+
+
+def quality(docs, name, bands, rows, dt_removed=None, verify="exact", rensa=None):
+    """Pair, cluster and drop F1 of ours (reference per-document path and the batched path the
+    Beam transform runs, which must agree), against both truths; peers' drop F1 beside ours
+    (up to the choice of survivor, as peers keep another member) and the rensa loop's pair F1."""
+    from filters.dedup_cluster import near_dedup_in_memory
+
+    marks, edges = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=verify)
+    pair_set = lsh_pairs(docs, bands, rows, verify)
     pred_label = {k: m.cluster for k, m in marks.items()}
-    joint = defaultdict(int)
-    for k in true_label:
-        joint[(true_label[k], pred_label[k])] += 1
-    tp_c = sum(s * (s - 1) // 2 for s in joint.values())
-    cp, cr, cf = prf(tp_c, cluster_pairs(pred_label), cluster_pairs(true_label))
-    true_drop = {k for k, r in true_label.items() if k != r}
     pred_drop = {k for k, m in marks.items() if not m.keep}
-    dp, dr, df = prf(len(true_drop & pred_drop), len(pred_drop), len(true_drop))
-    print(f"\n== quality on {name}: {len(docs)} docs, {len(truth_pairs)} pairs with exact Jaccard >= {THRESHOLD}, "
-          f"{len(true_drop)} docs to drop; bands x rows = {bands} x {rows}, verify = {verify}")
-    print(f"  pairs (LSH + verified):   P={ep:.3f} R={er:.3f} F1={ef:.3f}  ({len(pair_set)} pairs; "
-          f"the pipeline keeps a spanning forest of them, {len(edges)} edges)")
-    print(f"  same-cluster pairs:       P={cp:.3f} R={cr:.3f} F1={cf:.3f}")
-    print(f"  drop decisions (ours):    P={dp:.3f} R={dr:.3f} F1={df:.3f}  ({len(pred_drop)} dropped)")
-    if dt_removed is not None:
-        # datatrove keeps a different member per cluster (union by size), so compare the NUMBER
-        # of drops per true cluster, i.e. drop decisions up to the choice of survivor
-        dq = _drop_f1_up_to_survivor(true_label, dt_removed)
+    out = {"docs": len(docs)}
+    print(f"\n== quality on {name}: {len(docs)} docs; bands x rows = {bands} x {rows}, verify = {verify}")
+    for truth in TRUTHS:
+        truth_pairs, _ = exact_truth(docs, independent_words if truth == "independent" else None)
+        true_label = _truth_labels(docs, truth_pairs)
+        ep, er, ef = prf(len(pair_set & truth_pairs), len(pair_set), len(truth_pairs))
+        joint = defaultdict(int)
+        for k in true_label:
+            joint[(true_label[k], pred_label[k])] += 1
+        tp_c = sum(s * (s - 1) // 2 for s in joint.values())
+        cp, cr, cf = prf(tp_c, cluster_pairs(pred_label), cluster_pairs(true_label))
         oq = _drop_f1_up_to_survivor(true_label, pred_drop)
-        print(f"  drops up to survivor choice: ours F1={oq[2]:.3f} (P={oq[0]:.3f} R={oq[1]:.3f}); "
-              f"datatrove F1={dq[2]:.3f} (P={dq[0]:.3f} R={dq[1]:.3f}, {len(dt_removed)} dropped)")
-    return {"pair_f1": ef, "cluster_f1": cf, "drop_f1": df, "edge_p": ep, "edge_r": er}
+        row = {"truth_pairs": len(truth_pairs), "pair_f1": ef, "pair_p": ep, "pair_r": er, "cluster_f1": cf,
+               "drop_f1": oq[2], "drop_p": oq[0], "drop_r": oq[1]}
+        print(f"  truth = {truth} tokens: {len(truth_pairs)} pairs with exact Jaccard >= {THRESHOLD}, "
+              f"{sum(k != r for k, r in true_label.items())} docs to drop")
+        print(f"    ours pairs (LSH + verified): P={ep:.3f} R={er:.3f} F1={ef:.3f} ({len(pair_set)} pairs)")
+        print(f"    ours same-cluster pairs:     P={cp:.3f} R={cr:.3f} F1={cf:.3f}")
+        print(f"    drop F1 (up to survivor):    ours {oq[2]:.3f} (P={oq[0]:.3f} R={oq[1]:.3f}, {len(pred_drop)} dropped)")
+        if dt_removed is not None:
+            dq = _drop_f1_up_to_survivor(true_label, dt_removed)
+            row["datatrove_drop_f1"] = dq[2]
+            print(f"                                 datatrove {dq[2]:.3f} (P={dq[0]:.3f} R={dq[1]:.3f}, "
+                  f"{len(dt_removed)} dropped)")
+        if rensa is not None:
+            rq = _drop_f1_up_to_survivor(true_label, rensa["removed"])
+            rp = prf(len(rensa["pairs"] & truth_pairs), len(rensa["pairs"]), len(truth_pairs))
+            row["rensa_drop_f1"], row["rensa_pair_f1"] = rq[2], rp[2]
+            print(f"                                 rensa loop {rq[2]:.3f} (P={rq[0]:.3f} R={rq[1]:.3f}, "
+                  f"{len(rensa['removed'])} dropped)")
+            print(f"    rensa pairs (query hits):    P={rp[0]:.3f} R={rp[1]:.3f} F1={rp[2]:.3f} "
+                  f"({len(rensa['pairs'])} pairs; unverified LSH hits against kept docs only)")
+        out[truth] = row
+    return out
 
 
 def lsh_pairs(docs, bands, rows, verify="exact"):
@@ -228,22 +264,17 @@ times = {}
 times["signatures"] = run([JsonlReader(inp), MinhashDedupSignature(output_folder=f"{out}/sigs", config=cfg)], "s1")
 times["buckets"] = run([MinhashDedupBuckets(input_folder=f"{out}/sigs", output_folder=f"{out}/buckets", config=cfg)], "s2", tasks=bands)
 times["cluster"] = run([MinhashDedupCluster(input_folder=f"{out}/buckets", output_folder=f"{out}/remove", config=cfg)], "s3")
+if len(sys.argv) > 6 and sys.argv[6] == "filter":
+    from datatrove.pipeline.dedup.minhash import MinhashDedupFilter
+    from datatrove.pipeline.writers import JsonlWriter
+    times["filter"] = run([JsonlReader(inp), MinhashDedupFilter(input_folder=f"{out}/remove"),
+                           JsonlWriter(f"{out}/deduped")], "s4")
 removed = []
 for f in glob.glob(f"{out}/remove/*.remove"):
     data = open(f, "rb").read()
     removed += [x[0] for x in struct.iter_unpack("<I", data)]
 print(json.dumps({"times": times, "removed": sorted(removed)}))
 '''
-
-
-def datatrove_python(scratch: Path) -> str:
-    venv = scratch / "datatrove-venv"
-    py = venv / "bin" / "python"
-    if not py.exists():
-        print(f"installing datatrove + spaCy into {venv} ...", flush=True)
-        sh([sys.executable, "-m", "venv", str(venv)])
-        sh([str(py), "-m", "pip", "install", "-q", "datatrove==0.10.1", "spacy", "regex", "xxhash<4", "tokenizers", "orjson"])
-    return str(py)
 
 
 def run_datatrove(py: str, docs, scratch: Path, tag: str, bands: int, rows: int):
@@ -304,26 +335,117 @@ def run_beam_near(docs, bands, rows, beam_args=(), verify="exact"):
     return secs, {k: (c, s, keep) for k, c, s, keep in got}
 
 
-def speed(docs, bands, rows, dt_py, scratch, verify="exact"):
-    from filters.dedup_cluster import near_dedup_in_memory
+RENSA_DRIVER = r'''
+import json, re, sys
+from rensa import RMinHash, RMinHashLSH
+path, out, want_pairs = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+word = re.compile(r"\w+")
+lsh = RMinHashLSH(threshold=0.8, num_perm=128, num_bands=16)
+ids, removed, pairs = [], [], []
+with open(path, encoding="utf-8") as f:
+    for i, line in enumerate(f):
+        d = json.loads(line)
+        ids.append(d["id"])
+        toks = word.findall(d["text"].lower())
+        sh = [" ".join(toks[j:j + 5]) for j in range(max(len(toks) - 4, 1))] if toks else []
+        m = RMinHash(num_perm=128, seed=42)
+        m.update(sh)
+        hits = lsh.query(m)
+        if hits:
+            removed.append(i)
+            if want_pairs:
+                pairs += [(h, i) for h in hits]
+        else:
+            lsh.insert(i, m)
+with open(out, "w") as f:
+    json.dump({"removed": [ids[i] for i in removed], "pairs": [(ids[a], ids[b]) for a, b in pairs]}, f)
+'''
 
-    print(f"\n== speed: {len(docs)} docs, {sum(len(t) for _, t in docs) / 1e6:.1f} MB text, one core, "
-          f"{NGRAM}-grams, {bands} bands x {rows} rows")
-    t = time.perf_counter()
-    marks, _ = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=verify)
-    lib_s = time.perf_counter() - t
-    print(f"  ours, library (signatures+LSH+verify+union-find): {lib_s:.1f} s = {len(docs) / lib_s:,.0f} docs/s"
-          f"  ({sum(not m.keep for m in marks.values())} dropped)")
-    beam_s, beam_marks = run_beam_near(docs, bands, rows, verify=verify)
-    same = all(beam_marks[k] == (m.cluster, m.cluster_size, m.keep) for k, m in marks.items())
-    print(f"  ours, Beam NearDedup (FnApiRunner, 1 worker):     {beam_s:.1f} s = {len(docs) / beam_s:,.0f} docs/s"
-          f"  (same marks as library: {same})")
-    if dt_py:
-        res = run_datatrove(dt_py, docs, scratch, "speed", bands, rows)
-        dt_s = sum(res["times"].values())
-        print(f"  datatrove stages 1-3 (LocalPipelineExecutor, 1 worker): {dt_s:.1f} s = {len(docs) / dt_s:,.0f} docs/s"
-              f"  ({', '.join(f'{k} {v:.1f}s' for k, v in res['times'].items())}; {len(res['removed'])} dropped)")
-        print(f"  ratio ours/datatrove: library {dt_s / lib_s:.2f}x, Beam {dt_s / beam_s:.2f}x (target >= 2x)")
+
+def peers_python(scratch: Path) -> str:
+    """A bench venv with the peers (never in the project's dependencies): datatrove 0.10.1 with
+    spaCy (its word tokenizer) and rensa 0.5 (Rust MinHash)."""
+    venv = scratch / "peers-venv"
+    py = venv / "bin" / "python"
+    if not py.exists() or subprocess.run([str(py), "-c", "import datatrove, spacy, rensa, orjson"],
+                                         capture_output=True).returncode:
+        print(f"installing datatrove + spaCy + rensa into {venv} ...", flush=True)
+        sh([sys.executable, "-m", "venv", str(venv)])
+        sh([str(py), "-m", "pip", "install", "-q", "datatrove[processing]==0.10.1", "spacy", "rensa==0.5.*", "orjson",
+            "regex", "xxhash<4", "tokenizers"])
+    return str(py)
+
+
+def run_rensa(py: str, jsonl: str, scratch: Path, want_pairs: bool = False) -> dict:
+    driver, out = scratch / "rensa_loop.py", scratch / "rensa_out.json"
+    driver.write_text(RENSA_DRIVER)
+    res = timed_child([py, str(driver), jsonl, str(out), "1" if want_pairs else "0"])
+    got = json.loads(out.read_text())
+    res["removed"] = set(got["removed"])
+    res["pairs"] = {(min(a, b), max(a, b)) for a, b in got["pairs"]}
+    return res
+
+
+def run_ours_pipeline(pages: str, scratch: Path, beam_args=()) -> dict:
+    """`cidermill text` with stages [input, dedup]: shards in, exact + near dedup + verification,
+    kept and rejected shards and the report out; one process (in-process FnApiRunner)."""
+    cfg = scratch / "dedup_only.yaml"
+    cfg.write_text("stages: [input, dedup]\n")
+    out = scratch / "ours-out"
+    res = timed_child([sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", str(out),
+                       "--config", str(cfg), "--overwrite", *beam_args],
+                      env={"PYTHONPATH": str(REPO)})
+    res["summary"] = json.loads(res["stdout"].strip().splitlines()[-1])
+    return res
+
+
+def run_datatrove4(py: str, jsonl: str, scratch: Path, bands: int, rows: int) -> dict:
+    """datatrove's 4-stage MinHash (signatures, buckets, clusters, filter), reading and writing jsonl."""
+    work = scratch / "dt-e2e"
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    (work / "in").mkdir(parents=True)
+    os.symlink(jsonl, work / "in" / "docs.jsonl")
+    (work / "driver.py").write_text(DT_DRIVER)
+    res = timed_child([py, str(work / "driver.py"), str(work / "in"), str(work / "out"), str(bands), str(rows),
+                       str(NGRAM), "filter"])
+    res["removed"] = len(json.loads(res["stdout"].strip().splitlines()[-1])["removed"])
+    return res
+
+
+def speed(pages: str, jsonl: str, n_docs: int, bands, rows, peers_py, scratch, rounds: int, beam_args=()):
+    """End to end, medians of `rounds`: ours = the pipeline on shards; peers read the same
+    documents as JSONL. Rounds interleave the tools so load drifts hit all of them alike."""
+    runs = defaultdict(list)
+    for r in range(rounds):
+        runs["cidermill text [input, dedup]"].append(run_ours_pipeline(pages, scratch))
+        if beam_args:
+            runs["cidermill, " + " ".join(beam_args)].append(run_ours_pipeline(pages, scratch, beam_args))
+        if peers_py:
+            runs["rensa 0.5 loop (R-MinHash 128, LSH 16x8)"].append(run_rensa(peers_py, jsonl, scratch))
+            runs["datatrove 0.10.1 4-stage MinHash"].append(run_datatrove4(peers_py, jsonl, scratch, bands, rows))
+        print(f"  round {r + 1}/{rounds} (load {os.getloadavg()[0]:.1f}): "
+              + ", ".join(f"{k} {v[-1]['cpu_s']:.1f} CPU-s" for k, v in runs.items()), flush=True)
+    table = {}
+    print(f"\n== speed end to end: {n_docs} Debian documentation documents, medians of {rounds} round(s), "
+          f"CPU-s of each process tree")
+    print(f"  {'':<44}{'CPU-s':>8}{'docs/CPU-s':>12}{'wall s':>8}{'peak RSS MB':>13}")
+    for name, rs in runs.items():
+        cpu = statistics.median(x["cpu_s"] for x in rs)
+        row = {"cpu_s": cpu, "docs_per_cpu_s": n_docs / cpu, "wall_s": statistics.median(x["wall_s"] for x in rs),
+               "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "rounds_cpu_s": [x["cpu_s"] for x in rs]}
+        if "summary" in rs[0]:
+            row["dropped"] = rs[0]["summary"]["dropped"]
+        elif "removed" in rs[0]:
+            row["dropped"] = len(rs[0]["removed"]) if isinstance(rs[0]["removed"], set) else rs[0]["removed"]
+        table[name] = row
+        print(f"  {name:<44}{cpu:>8.1f}{row['docs_per_cpu_s']:>12.0f}{row['wall_s']:>8.1f}{row['peak_rss_mb']:>13.0f}"
+              f"  dropped {row.get('dropped')}")
+    ours = table["cidermill text [input, dedup]"]["docs_per_cpu_s"]
+    for name, row in table.items():
+        if name.startswith(("rensa", "datatrove")):
+            row["ours_ratio"] = ours / row["docs_per_cpu_s"]
+            print(f"  ours / {name}: {row['ours_ratio']:.2f}x")
+    return table
 
 
 # ---------------------------------------------------------------------------------------- memory
@@ -398,48 +520,91 @@ def memory(n: int, mode: str, scratch: Path, beam_args=()):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scratch", default="/tmp/cidermill-dedup-bench")
-    ap.add_argument("--speed-docs", type=int, default=20000)
-    ap.add_argument("--memory-docs", type=int, default=1_000_000)
-    ap.add_argument("--memory-mode", choices=("beam", "library", "none"), default="beam")
-    ap.add_argument("--memory-beam-args", default="", help="Beam flags for the memory child, e.g. "
+    ap.add_argument("--scratch", default="/tmp/cidermill-speed-bench")
+    ap.add_argument("--docs", type=int, default=12000, help="speed corpus: first N Debian documentation chunks")
+    ap.add_argument("--rounds", type=int, default=3, help="speed rounds (medians)")
+    ap.add_argument("--workers-args", default="", help="also run ours with these Beam flags, e.g. "
                     "'--direct_running_mode=multi_processing --direct_num_workers=2'")
+    ap.add_argument("--memory-docs", type=int, default=1_000_000)
+    ap.add_argument("--memory-mode", choices=("beam", "library", "none"), default="none")
+    ap.add_argument("--memory-beam-args", default="", help="Beam flags for the memory child")
     ap.add_argument("--verify", choices=("exact", "signature"), default="exact",
                     help="how candidate pairs are verified (NearDedup's verify=)")
     ap.add_argument("--only-memory", action="store_true", help="skip quality and speed")
+    ap.add_argument("--no-quality", action="store_true")
+    ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-django", action="store_true")
-    ap.add_argument("--no-datatrove", action="store_true")
+    ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--bands", type=int, default=None)
     ap.add_argument("--rows", type=int, default=None)
     args = ap.parse_args()
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(REPO / "bench"))
+    from debian_corpus import documents_jsonl, pages_dataset
+    from results import save_result, start_conditions
 
     from filters.minhash_signature import resolve_bands_rows
 
+    start = start_conditions()
     bands, rows = resolve_bands_rows(NUM_PERM, args.bands, args.rows, THRESHOLD)
     if args.only_memory:
         memory(args.memory_docs, args.memory_mode, scratch, args.memory_beam_args.split())
         return
-    dt_py = None if args.no_datatrove else datatrove_python(scratch)
-    spdx = spdx_docs(scratch)
-    dt = run_datatrove(dt_py, spdx, scratch, "spdx", bands, rows)["removed_keys"] if dt_py else None
-    quality(spdx, "SPDX licence texts", bands, rows, dt, args.verify)
-    beam_s, beam_marks = run_beam_near(spdx, bands, rows, verify=args.verify)
-    from filters.dedup_cluster import near_dedup_in_memory
-    ref, _ = near_dedup_in_memory(spdx, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=args.verify)
-    print(f"  Beam NearDedup on SPDX gives the same marks as the library: "
-          f"{all(beam_marks[k] == (m.cluster, m.cluster_size, m.keep) for k, m in ref.items())}")
-    base = list(spdx)
-    if not args.no_django:
-        dj = django_docs(scratch)
-        dtd = run_datatrove(dt_py, dj, scratch, "django", bands, rows)["removed_keys"] if dt_py else None
-        quality(dj, "Django docs, two versions", bands, rows, dtd, args.verify)
-        base += dj
-    if args.speed_docs:
-        speed(mutated_corpus([d for d in base if d[1].strip()], args.speed_docs), bands, rows, dt_py, scratch, args.verify)
+    peers_py = None if args.no_peers else peers_python(scratch)
+    payload: dict = {"threshold": THRESHOLD, "ngram": NGRAM, "num_perm": NUM_PERM, "bands": bands, "rows": rows}
+    if not args.no_quality:
+        sets = [("spdx", "SPDX licence texts", spdx_docs(scratch))]
+        if not args.no_django:
+            sets.append(("django", "Django docs, two versions", django_docs(scratch)))
+        payload["quality"] = {}
+        for tag, title, docs in sets:
+            dt = run_datatrove(peers_py, docs, scratch, tag, bands, rows)["removed_keys"] if peers_py else None
+            rq = None
+            if peers_py:
+                jl = scratch / f"{tag}.jsonl"
+                with open(jl, "w", encoding="utf-8") as f:
+                    for k, t in docs:
+                        f.write(json.dumps({"id": k, "text": t}) + "\n")
+                rq = run_rensa(peers_py, str(jl), scratch, want_pairs=True)
+            q = quality(docs, title, bands, rows, dt, args.verify, rq)
+            _, beam_marks = run_beam_near(docs, bands, rows, verify=args.verify)
+            from filters.dedup_cluster import near_dedup_in_memory
+            ref, _ = near_dedup_in_memory(docs, NUM_PERM, bands, rows, THRESHOLD, NGRAM, verify=args.verify)
+            q["batched_equals_reference"] = all(beam_marks[k] == (m.cluster, m.cluster_size, m.keep)
+                                                for k, m in ref.items())
+            print(f"  Beam NearDedup (batched fast path) gives the same marks as the per-document reference: "
+                  f"{q['batched_equals_reference']}")
+            payload["quality"][tag] = q
+    headline = []
+    if not args.no_speed:
+        jsonl = documents_jsonl(str(scratch), args.docs)
+        pages = pages_dataset(str(scratch), args.docs)
+        n = sum(1 for _ in open(jsonl, encoding="utf-8"))
+        table = speed(pages, jsonl, n, bands, rows, peers_py, scratch, args.rounds, args.workers_args.split())
+        payload["speed"] = {"docs": n, "rounds": args.rounds, "tools": table}
+        ours = table["cidermill text [input, dedup]"]
+        for name, target in (("rensa", ">= 1.5x"), ("datatrove", ">= 10x")):
+            peer = next((k for k in table if k.startswith(name)), None)
+            if peer:
+                headline.append({"what": f"dedup end to end (shards in/out, exact + near + verify) vs {peer}, "
+                                         f"docs per CPU-s, {n} docs",
+                                 "figure": f"{table[peer]['ours_ratio']:.2f}x ({ours['docs_per_cpu_s']:.0f} vs "
+                                           f"{table[peer]['docs_per_cpu_s']:.0f})", "target": target})
+        rensa = next((k for k in table if k.startswith("rensa")), None)
+        if rensa:
+            headline.append({"what": "dedup peak RSS, ours vs rensa loop", "figure":
+                             f"{ours['peak_rss_mb']:.0f} MB vs {table[rensa]['peak_rss_mb']:.0f} MB",
+                             "target": "<= rensa loop"})
+    for tag, q in (payload.get("quality") or {}).items():
+        headline.append({"what": f"dedup held-out {tag}: pair F1 / drop F1, independent \\w+ truth",
+                         "figure": f"{q['independent']['pair_f1']:.3f} / {q['independent']['drop_f1']:.3f}",
+                         "target": "not below before"})
+    payload["headline"] = headline
     if args.memory_mode != "none" and args.memory_docs:
         memory(args.memory_docs, args.memory_mode, scratch, args.memory_beam_args.split())
+    path = save_result("dedup", payload, packages=["apache-beam", "numpy", "xxhash", "datasketch"], start=start)
+    print(f"\nwrote {path}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@ tree (browsers, Beam workers), which `resource.getrusage` cannot see until the c
 from __future__ import annotations
 
 import os
+import resource
+import subprocess
+import time
 from collections import defaultdict
 
 
@@ -44,3 +47,24 @@ def tree_rss_mb(root: int) -> float:
     """Summed RSS of process `root` and all its descendants, in MiB."""
     t = _table()
     return sum(t[p][2] for p in [root, *_descendants(root, t)] if p in t) / 2**20
+
+
+def timed_child(cmd, env=None) -> dict:
+    """Run `cmd` to completion: CPU-seconds of its whole process tree (every descendant is reaped
+    before it exits, so RUSAGE_CHILDREN counts them all), wall seconds, the tree's peak RSS
+    (sampled from /proc every 0.1 s) and its stdout. Single-threaded BLAS for every tool alike."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})})
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss_mb(proc.pid))
+        time.sleep(0.1)
+    stdout, stderr = proc.communicate()
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(map(str, cmd[:3]))} failed:\n{stderr[-3000:]}")
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return {"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak, "stdout": stdout}

@@ -1,155 +1,190 @@
-"""Throughput of cidermill's text filter chain vs datatrove's equivalent, docs/s per core.
+"""Text chain per CPU: `cidermill text` against datatrove with the same four filters, same run.
 
-    python bench/text_chain.py [--docs 12000] [--scratch /tmp/cidermill-bench]
+    python bench/text_chain.py [--docs 12000] [--rounds 3] [--scratch /tmp/cidermill-speed-bench]
+                               [--workers-args "--direct_running_mode=multi_processing --direct_num_workers=2"]
 
-Chain: language ID (fastText lid.176) -> Gopher quality rules -> fastText quality classifier.
-  cidermill: filters.langid.LanguageId (+ per-paragraph labels), filters.gopher.GopherQuality,
-             filters.quality_model.QualityModel (the shipped model), two ways:
-             "early exit" (stop at the first drop, datatrove's semantics) and "score all"
-             (filters.chain.TextChain: every score on every document, cidermill's default).
-  datatrove: LanguageFilter (ft176 backend), GopherQualityFilter, FastTextClassifierFilter, installed
-             by this script into a separate venv (SCRATCH/dtvenv, `pip install datatrove[processing] spacy`)
-             and given the same model files (no downloads: models are injected / local paths).
-Documents: 10,000+ real text chunks (~120 words) of Debian documentation pages (python3.11-doc and
-debian-reference in 8 languages), fetched with apt-get download + dpkg -x into SCRATCH (not committed).
-Both sides run single-threaded in one process on the same documents; docs/s per core = documents /
-CPU seconds of that process (time.process_time), which stays meaningful on a shared machine.
+Chain: language ID (fastText lid.176, English kept) -> C4 line cleaning -> Gopher quality ->
+Gopher repetition.
+  cidermill: `cidermill text` with `stages: [input, langid, c4_lines, gopher, repetition]`, one
+             process (in-process FnApiRunner): pages shards in, sanitising, every score on every
+             row, kept and rejected shards and the report out.
+  datatrove 0.10.1: JsonlReader -> LanguageFilter(en, ft176) -> C4QualityFilter -> GopherQualityFilter
+             -> GopherRepetitionFilter -> JsonlWriter, LocalPipelineExecutor with 2 tasks, 1 worker,
+             given the same lid.176 model file (no download); in a bench venv under --scratch.
+The rules differ in detail (thresholds, C4's sentence rules, the per-paragraph language labels
+cidermill adds), so kept counts differ: this compares the cost of running each tool's chain.
+Documents: bench/debian_corpus.py (10,000+ real Debian documentation chunks). CPU-seconds of each
+whole process tree, medians of rounds; decisions of the fast scoring paths are checked against the
+reference implementations (filters/repetition.py *_reference) on every document.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
-import time
+from collections import Counter, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
 
-LANGS = ["ar", "da", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "no", "pt", "sv", "tr", "zh"]
+STAGES = ["input", "langid", "c4_lines", "gopher", "repetition"]
+CONFIG = "stages: [input, langid, c4_lines, gopher, repetition]\nlangid:\n  languages: [en]\n"
 
 DATATROVE_RUNNER = r'''
-import json, sys, time
-from datatrove.data import Document
-from datatrove.pipeline.filters import FastTextClassifierFilter, GopherQualityFilter, LanguageFilter
-from fasttext.FastText import _FastText
-docs_path, lid_path, quality_path, langs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
-docs = [json.loads(l) for l in open(docs_path, encoding="utf-8")]
-lang = LanguageFilter(languages=langs, language_threshold=0.5)
-lang.model._model = _FastText(lid_path)               # same lid.176.ftz file, no download
-gopher = GopherQualityFilter()
-quality = FastTextClassifierFilter(model_url=quality_path, keep_labels=[("hq", 0.25)])
-warm = Document(text=docs[0]["text"], id="w")
-lang.filter(warm); gopher.filter(warm); quality.filter(warm)   # load models / tokenizers first
-kept = 0
-c0, w0 = time.process_time(), time.perf_counter()
-for d in docs:
-    doc = Document(text=d["text"], id=d["id"])
-    if lang.filter(doc) and gopher.filter(doc) is True and quality.filter(doc):
-        kept += 1
-print(json.dumps({"docs": len(docs), "kept": kept, "cpu_s": time.process_time() - c0,
-                  "wall_s": time.perf_counter() - w0}))
+import sys
+from datatrove.executor import LocalPipelineExecutor
+from datatrove.pipeline.filters import C4QualityFilter, GopherQualityFilter, GopherRepetitionFilter, LanguageFilter
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+import datatrove.utils.lid
+inp, out, lid_path = sys.argv[1], sys.argv[2], sys.argv[3]
+datatrove.utils.lid.cached_asset_path_or_download = lambda *a, **k: lid_path  # same lid.176 file, no download
+lang = LanguageFilter(languages=["en"], language_threshold=0.5)
+LocalPipelineExecutor(pipeline=[JsonlReader(inp), lang, C4QualityFilter(), GopherQualityFilter(),
+                                GopherRepetitionFilter(), JsonlWriter(f"{out}/kept")],
+                      tasks=2, workers=1, logging_dir=f"{out}/logs").run()
 '''
 
 
-def ensure_datatrove(scratch: str) -> str:
-    venv = os.path.join(scratch, "dtvenv")
+def ensure_peers(scratch: str) -> str:
+    venv = os.path.join(scratch, "peers-venv")
     py = os.path.join(venv, "bin", "python")
-    probe = [py, "-c", "import datatrove, spacy, fasttext"]
+    probe = [py, "-c", "import datatrove, spacy, fasttext, orjson"]
     if not os.path.exists(py) or subprocess.run(probe, capture_output=True).returncode != 0:
         print("installing datatrove into", venv, flush=True)
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", "datatrove[processing]==0.10.1", "spacy"], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "datatrove[processing]==0.10.1", "spacy", "rensa==0.5.*",
+                        "orjson", "regex", "xxhash<4", "tokenizers"], check=True)
     return py
 
 
-def make_docs(scratch: str, n: int) -> str:
-    from filters import debian_docs
+def run_ours(pages: str, scratch: str, beam_args=()) -> dict:
+    from proctree import timed_child
 
-    path = os.path.join(scratch, f"docs-{n}.jsonl")
-    if not os.path.exists(path):
-        root = debian_docs.fetch(scratch)
-        chunks = debian_docs.documents(root, words=120)
-        if len(chunks) < n:
-            print(f"note: only {len(chunks)} documents available", flush=True)
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            for c in chunks[:n]:
-                f.write(json.dumps({"id": f"{c.page}#{c.index}", "text": c.text}, ensure_ascii=False) + "\n")
-        os.replace(path + ".tmp", path)
-    return path
+    cfg = os.path.join(scratch, "chain.yaml")
+    with open(cfg, "w") as f:
+        f.write(CONFIG)
+    out = os.path.join(scratch, "chain-out")
+    res = timed_child([sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", out, "--config", cfg,
+                       "--overwrite", *beam_args], env={"PYTHONPATH": REPO})
+    res["summary"] = json.loads(res["stdout"].strip().splitlines()[-1])
+    res["kept"] = res["summary"]["kept"]
+    return res
 
 
-def run_cidermill(docs: list[dict]) -> dict:
-    from filters.base import Doc
-    from filters.gopher import GopherQuality
-    from filters.langid import LanguageId
-    from filters.quality_model import QualityModel
+def run_datatrove(py: str, jsonl: str, scratch: str) -> dict:
+    from proctree import timed_child
 
-    lid, gopher, quality = LanguageId(languages=LANGS), GopherQuality(), QualityModel(threshold=0.25)
-    lid.score(Doc(id="w", text=docs[0]["text"]))
-    quality.score(Doc(id="w", text=docs[0]["text"]))
+    from filters.langid import lid_model_path
+
+    work = os.path.join(scratch, "dt-chain")
+    subprocess.run(["rm", "-rf", work], check=True)
+    os.makedirs(os.path.join(work, "in"))
+    os.symlink(jsonl, os.path.join(work, "in", "docs.jsonl"))
+    runner = os.path.join(work, "runner.py")
+    with open(runner, "w") as f:
+        f.write(DATATROVE_RUNNER)
+    res = timed_child([py, runner, os.path.join(work, "in"), os.path.join(work, "out"), lid_model_path()],
+                      env={"HF_HUB_OFFLINE": "1"})
     kept = 0
-    c0, w0 = time.process_time(), time.perf_counter()
-    for d in docs:
-        doc = Doc(id=d["id"], text=d["text"])
-        ok = True
-        for f in (lid, gopher, quality):
-            keep, _ = f.decide(f.score(doc), doc)
-            if not keep:
-                ok = False
-                break
-        kept += ok
-    return {"docs": len(docs), "kept": kept, "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}
+    for root, _, files in os.walk(os.path.join(work, "out", "kept")):
+        for name in files:
+            import gzip
+            with gzip.open(os.path.join(root, name), "rt") as f:
+                kept += sum(1 for _ in f)
+    res["kept"] = kept
+    return res
 
 
-def run_cidermill_score_all(docs: list[dict]) -> dict:
+def decisions_match_reference(pages: str) -> dict:
+    """Drop reasons of every document with the fast repetition scoring and with the reference
+    (tuple-walking) functions: the fast path must not change a decision."""
+    import filters.repetition as rep
     from filters.chain import TextChain, load_config
+    from filters.repetition import NgramIds
 
-    chain = TextChain(load_config(overrides={"stages": ["input", "langid", "gopher", "quality"],
-                                             "quality": {"threshold": 0.25}}))
-    chain.process({"id": "w", "text": docs[0]["text"]})
-    kept = 0
-    c0, w0 = time.process_time(), time.perf_counter()
-    for d in docs:
-        kept += chain.process(d)["drop_reason"] is None
-    return {"docs": len(docs), "kept": kept, "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}
+    from corpus.reader import ShardDataset
+
+    chain = TextChain(load_config(overrides={"stages": STAGES, "langid": {"languages": ["en"]}}))
+    rows = [r for b in ShardDataset(pages).iter_batches(["id", "text"]) for r in b.to_pylist()]
+    fast = {r["id"]: chain.process(r)["drop_reason"] for r in rows}
+
+    class _Reference(NgramIds):
+        def top_fraction(self, n, total):
+            return rep.top_ngram_fraction_reference(self.words, n, total)
+
+        def dup_fraction(self, n, total):
+            return rep.dup_ngram_fraction_reference(self.words, n, total)
+
+    saved = rep.NgramIds
+    rep.NgramIds = _Reference
+    try:
+        ref = {r["id"]: chain.process(r)["drop_reason"] for r in rows}
+    finally:
+        rep.NgramIds = saved
+    diff = [k for k in fast if fast[k] != ref[k]]
+    return {"docs": len(fast), "different": len(diff), "examples": diff[:10],
+            "reasons": dict(Counter(v or "kept" for v in fast.values()).most_common())}
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=int, default=12000)
-    ap.add_argument("--scratch", default="/tmp/cidermill-bench")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scratch", default="/tmp/cidermill-speed-bench")
+    ap.add_argument("--workers-args", default="", help="also run ours with these Beam flags")
+    ap.add_argument("--no-check", action="store_true", help="skip the fast-vs-reference decision check")
     a = ap.parse_args()
     os.makedirs(a.scratch, exist_ok=True)
-    from filters.langid import lid_model_path
-    from filters.quality_model import DEFAULT_MODEL
+    from debian_corpus import documents_jsonl, pages_dataset
+    from results import save_result, start_conditions
 
-    docs_path = make_docs(a.scratch, a.docs)
-    with open(docs_path, encoding="utf-8") as f:
-        docs = [json.loads(line) for line in f]
-    py = ensure_datatrove(a.scratch)
-    runner = os.path.join(a.scratch, "datatrove_chain.py")
-    with open(runner, "w") as f:
-        f.write(DATATROVE_RUNNER)
-    results = {}
-    results["cidermill (early exit)"] = run_cidermill(docs)
-    results["cidermill (score all)"] = run_cidermill_score_all(docs)
-    env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-    out = subprocess.run([py, runner, docs_path, lid_model_path(), DEFAULT_MODEL, ",".join(LANGS)],
-                         capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        print(out.stderr[-2000:], file=sys.stderr)
-        return 1
-    results["datatrove"] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"\n{len(docs)} Debian documentation chunks, chain = langid + Gopher quality + fastText quality")
-    print(f"{'':<24}{'docs':>7}{'kept':>7}{'cpu s':>9}{'docs/s/core':>13}{'wall s':>9}")
-    for name, r in results.items():
-        r["docs_per_cpu_s"] = r["docs"] / r["cpu_s"]
-        print(f"{name:<24}{r['docs']:>7}{r['kept']:>7}{r['cpu_s']:>9.2f}{r['docs_per_cpu_s']:>13.1f}{r['wall_s']:>9.2f}")
-    dt = results["datatrove"]["docs_per_cpu_s"]
-    for name in ("cidermill (early exit)", "cidermill (score all)"):
-        print(f"ratio {name} / datatrove: {results[name]['docs_per_cpu_s'] / dt:.2f}x (target >= 1.5x)")
+    start = start_conditions()
+    jsonl = documents_jsonl(a.scratch, a.docs)
+    pages = pages_dataset(a.scratch, a.docs)
+    n = sum(1 for _ in open(jsonl, encoding="utf-8"))
+    py = ensure_peers(a.scratch)
+    runs = defaultdict(list)
+    extra = a.workers_args.split()
+    for r in range(a.rounds):
+        runs["cidermill text (1 process)"].append(run_ours(pages, a.scratch))
+        if extra:
+            runs["cidermill text, " + " ".join(extra)].append(run_ours(pages, a.scratch, extra))
+        runs["datatrove 0.10.1 (2 tasks)"].append(run_datatrove(py, jsonl, a.scratch))
+        print(f"  round {r + 1}/{a.rounds} (load {os.getloadavg()[0]:.1f}): "
+              + ", ".join(f"{k} {v[-1]['cpu_s']:.1f} CPU-s" for k, v in runs.items()), flush=True)
+    table = {}
+    print(f"\n{n} Debian documentation documents; chain = langid(en) + C4 lines + Gopher quality + Gopher "
+          f"repetition; medians of {a.rounds} round(s), CPU-s of each process tree")
+    print(f"{'':<34}{'kept':>7}{'CPU-s':>9}{'docs/CPU-s':>12}{'wall s':>9}{'peak RSS MB':>13}")
+    for name, rs in runs.items():
+        cpu = statistics.median(x["cpu_s"] for x in rs)
+        table[name] = {"kept": rs[0]["kept"], "cpu_s": cpu, "docs_per_cpu_s": n / cpu,
+                       "wall_s": statistics.median(x["wall_s"] for x in rs),
+                       "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "rounds_cpu_s": [x["cpu_s"] for x in rs]}
+        t = table[name]
+        print(f"{name:<34}{t['kept']:>7}{cpu:>9.1f}{t['docs_per_cpu_s']:>12.1f}{t['wall_s']:>9.1f}"
+              f"{t['peak_rss_mb']:>13.0f}")
+    dt = table["datatrove 0.10.1 (2 tasks)"]["docs_per_cpu_s"]
+    ratio = table["cidermill text (1 process)"]["docs_per_cpu_s"] / dt
+    print(f"ratio cidermill / datatrove: {ratio:.2f}x (target >= 3x)")
+    payload = {"docs": n, "rounds": a.rounds, "tools": table,
+               "headline": [{"what": f"text chain (langid, C4 lines, Gopher quality, Gopher repetition) vs "
+                                     f"datatrove 0.10.1, docs per CPU-s, {n} docs",
+                             "figure": f"{ratio:.2f}x ({table['cidermill text (1 process)']['docs_per_cpu_s']:.0f} "
+                                       f"vs {dt:.0f})", "target": ">= 3x"}]}
+    if not a.no_check:
+        check = decisions_match_reference(pages)
+        print(f"decisions, fast vs reference scoring: {check['different']} of {check['docs']} differ; "
+              f"reasons {check['reasons']}")
+        payload["decisions_vs_reference"] = check
+    path = save_result("text_chain", payload, packages=["apache-beam", "numpy", "fasttext"], start=start)
+    print(f"wrote {path}")
     return 0
 
 

@@ -106,9 +106,12 @@ class TextChain:
 
     # -- schema --------------------------------------------------------------------------------
     def score_ranges(self) -> dict[str, tuple[float, float]]:
+        if getattr(self, "_ranges", None) is not None:
+            return self._ranges
         out: dict[str, tuple[float, float]] = {}
         for f in self.filters.values():
             out.update(f.score_ranges)
+        self._ranges = out  # the filters' ranges are fixed once configured
         return out
 
     def stage_scores(self, stage: str) -> list[str]:
@@ -116,6 +119,11 @@ class TextChain:
         return list(f.score_ranges) if f is not None else []
 
     def schema(self) -> pa.Schema:
+        if getattr(self, "_schema", None) is None:  # built once: every row starts from its names
+            self._schema = self._build_schema()
+        return self._schema
+
+    def _build_schema(self) -> pa.Schema:
         fields = [("id", pa.string()), ("url", pa.string()), ("text", pa.string()), ("language", pa.string()),
                   ("paragraph_languages", pa.list_(pa.string()))]
         fields += [(name, pa.float64()) for name in self.score_ranges()]
@@ -127,7 +135,9 @@ class TextChain:
 
     # -- one document -------------------------------------------------------------------------
     def empty_row(self, page: dict[str, Any]) -> dict[str, Any]:
-        row: dict[str, Any] = {name: None for name in self.schema().names}
+        if getattr(self, "_row_names", None) is None:
+            self._row_names = self.schema().names
+        row: dict[str, Any] = dict.fromkeys(self._row_names)
         for name, _ in PAGE_COLUMNS:
             row[name] = page.get(name)
         row["id"] = page.get("id")

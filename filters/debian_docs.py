@@ -14,6 +14,15 @@ import subprocess
 from dataclasses import dataclass
 
 PACKAGES = ["python3.11-doc"] + [f"debian-reference-{l}" for l in ("en", "de", "fr", "es", "it", "pt", "ja", "zh-cn")]
+# The speed benches' larger corpus (10,000+ chunks of up to 2,000 words): the above plus the Debian
+# Administrator's Handbook in 26 languages and the PostgreSQL, Django, Git, SQLite, SQLAlchemy and
+# scikit-learn manuals.
+BENCH_PACKAGES = PACKAGES + ["debian-handbook", "postgresql-doc-15", "python-django-doc", "git-doc", "sqlite3-doc",
+                             "python-sqlalchemy-doc", "python-sklearn-doc"]
+_BENCH_GLOBS = ["usr/share/doc/debian-handbook/html/*/*.html", "usr/share/doc/postgresql-doc-15/html/*.html",
+                "usr/share/doc/python-django-doc/html/**/*.html", "usr/share/doc/git-doc/**/*.html",
+                "usr/share/doc/sqlite3/**/*.html", "usr/share/doc/python-sqlalchemy-doc/html/**/*.html",
+                "usr/share/doc/python-sklearn-doc/html/**/*.html"]
 _BLOCK_TAGS = {"p", "li", "dd", "dt", "h1", "h2", "h3", "h4", "blockquote", "td"}
 _SKIP_TAGS = {"script", "style", "nav", "header", "footer", "pre", "code"}
 
@@ -47,11 +56,15 @@ def fetch(scratch: str, packages: list[str] = PACKAGES) -> str:
 def html_pages(root: str) -> list[str]:
     pages = glob.glob(os.path.join(root, "usr/share/doc/python3.11/html/**/*.html"), recursive=True)
     pages += glob.glob(os.path.join(root, "usr/share/debian-reference/*.html"))
+    for pattern in _BENCH_GLOBS:  # present only where BENCH_PACKAGES were fetched
+        pages += glob.glob(os.path.join(root, pattern), recursive=True)
     return sorted(p for p in pages if "/_static/" not in p and "/_sources/" not in p)
 
 
 def page_language(path: str) -> str:
     name = os.path.basename(path)
+    if "/debian-handbook/html/" in path:  # .../html/<ll-CC>/page.html
+        return os.path.basename(os.path.dirname(path)).split("-")[0]
     parts = name.split(".")
     return parts[-2] if "debian-reference" in path and len(parts) >= 3 else "en"
 
@@ -77,10 +90,11 @@ def page_blocks(path: str) -> list[str]:
     return out
 
 
-def page_chunks(path: str, root: str, words: int = 250) -> list[Chunk]:
+def page_chunks(path: str, root: str, words: int = 250, min_words: int | None = None) -> list[Chunk]:
+    """Chunks of about `words` words; a page's last chunk is kept from `min_words` (default words/4)."""
     rel = os.path.relpath(path, root)
     lang = page_language(path)
-    cjk = lang in ("ja", "zh-cn")
+    cjk = lang in ("ja", "zh-cn", "zh")
     chunks, cur, n = [], [], 0
     for b in page_blocks(path):
         cur.append(b)
@@ -88,17 +102,18 @@ def page_chunks(path: str, root: str, words: int = 250) -> list[Chunk]:
         if n >= words:
             chunks.append(Chunk(rel, len(chunks), lang, "\n\n".join(cur)))
             cur, n = [], 0
-    if cur and n >= words // 4:
+    if cur and n >= (words // 4 if min_words is None else min_words):
         chunks.append(Chunk(rel, len(chunks), lang, "\n\n".join(cur)))
     return chunks
 
 
-def documents(root: str, words: int = 250, include_index_pages: bool = False) -> list[Chunk]:
+def documents(root: str, words: int = 250, include_index_pages: bool = False,
+              min_words: int | None = None) -> list[Chunk]:
     out = []
     for p in html_pages(root):
         if not include_index_pages and is_index_page(p):
             continue
-        out.extend(page_chunks(p, root, words))
+        out.extend(page_chunks(p, root, words, min_words))
     return out
 
 

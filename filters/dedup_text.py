@@ -16,6 +16,7 @@ import unicodedata
 import numpy as np
 import xxhash
 
+from filters.words import CJK_RE as _CJK_RE
 from filters.words import split_words as _lang_split_words
 
 class _PunctToSpace(dict):
@@ -38,9 +39,17 @@ def _map_non_ascii(m: re.Match) -> str:
     return m.group().translate(_PUNCT_TO_SPACE)
 
 
+def _is_punct_or_symbol(c: str) -> bool:
+    return _PUNCT_TO_SPACE[ord(c)] == " "
+
+
 def normalize_text(text: str | None) -> str:
     """NFKC, case-fold, punctuation/symbols -> space, whitespace collapsed. None or a non-string
-    (a malformed row) -> "", so such rows pass dedup as clusters of one instead of failing."""
+    (a malformed row) -> "", so such rows pass dedup as clusters of one instead of failing.
+
+    Non-ASCII punctuation is found among the text's distinct characters (a C-level set) and
+    replaced with one str.replace each: a document has a handful of distinct non-ASCII marks
+    but hundreds of runs of them, which a per-run callback would visit one by one."""
     if not text or not isinstance(text, str):
         return ""
     if text.isascii():  # NFKC is the identity on ASCII
@@ -48,23 +57,44 @@ def normalize_text(text: str | None) -> str:
     else:
         t = unicodedata.normalize("NFKC", text).casefold()
         t = t.encode("utf-8", "replace").translate(_ASCII_TABLE).decode("utf-8", "replace")
-        t = _NON_ASCII_RUN_RE.sub(_map_non_ascii, t)
+        if not t.isascii():
+            for c in set(t):
+                if c > "\x7f" and _is_punct_or_symbol(c):
+                    t = t.replace(c, " ")
     return " ".join(t.split())
+
+
+def normalize_text_reference(text: str | None) -> str:
+    """The straightforward normalisation (a regex callback per non-ASCII run): what the fast
+    `normalize_text` must equal (tests compare them)."""
+    if not text or not isinstance(text, str):
+        return ""
+    t = unicodedata.normalize("NFKC", text).casefold()
+    t = t.encode("utf-8", "replace").translate(_ASCII_TABLE).decode("utf-8", "replace")
+    t = _NON_ASCII_RUN_RE.sub(_map_non_ascii, t)
+    return " ".join(t.split())
+
+
+def hash_normalized(norm: str) -> str:
+    """The exact-dedup hash of already-normalised text ("" for empty text)."""
+    return xxhash.xxh3_128_hexdigest(norm.encode("utf-8")) if norm else ""
 
 
 def exact_hash(text: str | None) -> str:
     """128-bit hex hash of the normalised text; "" for text that normalises to nothing."""
-    norm = normalize_text(text)
-    if not norm:
-        return ""
-    return xxhash.xxh3_128_hexdigest(norm.encode("utf-8"))
+    return hash_normalized(normalize_text(text))
 
 
 def split_words(normalized: str) -> list[str]:
     """Words of already-normalised text: the project's language-aware splitter (filters/words.py,
     one word per CJK character), with a plain split for ASCII text (same result, much faster)."""
+    words = normalized.split()
     if normalized.isascii():
-        return normalized.split()
+        return words
+    # no CJK character and nothing but word characters between the spaces: the language-aware
+    # splitter would cut exactly at the spaces (re's \w is str.isalnum() or "_"), so skip it
+    if not _CJK_RE.search(normalized) and "".join(words).replace("_", "a").isalnum():
+        return words
     return _lang_split_words(normalized)
 
 
@@ -118,6 +148,72 @@ def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
     acc *= np.uint64(0xBF58476D1CE4E5B9)
     acc ^= acc >> np.uint64(32)
     return (acc & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+def shingle_hashes_batch(word_lists: list[list[str]], ngram: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """`shingle_hashes` of many documents at once: (flat uint32 hashes, per-document counts).
+
+    All words of the batch are hashed in one pass over one array (distinct words through the
+    shared cache), and every document's n-grams are formed by the same position-weighted sum over
+    the flat word-hash array; sums that would cross into the next document are cut out. Each
+    document's slice equals `shingle_hashes(words, ngram)` bit for bit (a test checks it)."""
+    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
+        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
+    n_words = np.fromiter((len(w) for w in word_lists), dtype=np.int64, count=len(word_lists))
+    counts = np.where(n_words >= ngram, n_words - ngram + 1, np.minimum(n_words, 1))
+    total = int(n_words.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.uint32), counts
+    cache = _WORD_HASHES
+    if len(cache) > _WORD_CACHE_MAX:
+        cache.clear()
+    flat_words = [w for ws in word_lists for w in ws]
+    vals = list(map(cache.get, flat_words))
+    if None in vals:
+        vals = [_hash_word(w) if v is None else v for w, v in zip(flat_words, vals)]
+    wh = np.array(vals, dtype=np.uint64)
+    starts = np.concatenate(([0], np.cumsum(n_words)[:-1]))
+    parts = []
+    long_docs = n_words >= ngram
+    if long_docs.any():
+        # windows starting at every word position; keep those whose n words lie in one document
+        m = total - ngram + 1
+        acc = np.zeros(max(m, 0), dtype=np.uint64)
+        for i in range(ngram):
+            acc += wh[i:i + m] * _POSITION_MULTIPLIERS[i]
+        valid = np.zeros(total + 1, dtype=np.int64)
+        np.add.at(valid, starts[long_docs], 1)
+        np.add.at(valid, (starts + n_words - ngram + 1)[long_docs], -1)
+        keep = np.cumsum(valid[:m]) > 0
+        parts.append((acc[keep], np.flatnonzero(long_docs)))
+    short = np.flatnonzero((n_words > 0) & ~long_docs)
+    acc_short = np.zeros(len(short), dtype=np.uint64)
+    for j, d in enumerate(short):  # fewer words than the n-gram: one shingle of all words
+        k = int(n_words[d])
+        acc_short[j] = int((wh[starts[d]:starts[d] + k] * _POSITION_MULTIPLIERS[:k]).sum(dtype=np.uint64))
+    # reassemble in document order: long documents' shingles are already in order in acc[keep]
+    out = np.empty(int(counts.sum()), dtype=np.uint64)
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    if parts:
+        vals_long, docs_long = parts[0]
+        idx = np.repeat(offsets[docs_long] - np.concatenate(([0], np.cumsum(counts[docs_long])[:-1])),
+                        counts[docs_long]) + np.arange(len(vals_long))
+        out[idx] = vals_long
+    out[offsets[short]] = acc_short
+    out ^= out >> np.uint64(29)
+    out *= np.uint64(0xBF58476D1CE4E5B9)
+    out ^= out >> np.uint64(32)
+    return (out & np.uint64(0xFFFFFFFF)).astype(np.uint32), counts
+
+
+def distinct_per_document(flat: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of each document's slice of `flat` (as `np.unique` per slice), for
+    all documents with one sort: (flat distinct values, per-document counts)."""
+    doc = np.repeat(np.arange(len(counts), dtype=np.uint64), counts)
+    keys = np.sort((doc << np.uint64(32)) | flat.astype(np.uint64))  # sort, not np.unique's hash table
+    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
+    return (keys & np.uint64(0xFFFFFFFF)).astype(np.uint32), np.bincount((keys >> np.uint64(32)).astype(np.int64),
+                                                                          minlength=len(counts))
 
 
 def shingle_set(words: list[str], ngram: int = 5) -> np.ndarray:

@@ -45,7 +45,7 @@ class GopherQuality(TextFilter):
         lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
         nl = max(len(lines), 1)
         symbols = text.count("#") + text.count("...") + text.count("…")
-        alpha = sum(1 for w in words if not w.isdigit())
+        alpha = n - sum(map(str.isdigit, words))
         lang = (doc.language or "").split("-")[0]
         stops = STOP_WORDS.get(lang)
         if stops is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from filters.base import Doc, TextFilter
 
 DEFAULT_TOP = {2: 0.20, 3: 0.18, 4: 0.16}
@@ -30,7 +32,7 @@ def _dup_fraction(items: list[str]) -> tuple[float, float]:
     return dup / len(items), (dup_chars / total_chars if total_chars else 0.0)
 
 
-def top_ngram_fraction(words: list[str], n: int, total_chars: int) -> float:
+def top_ngram_fraction_reference(words: list[str], n: int, total_chars: int) -> float:
     if len(words) < n or not total_chars:
         return 0.0
     grams = Counter(zip(*(words[i:] for i in range(n))))
@@ -40,8 +42,9 @@ def top_ngram_fraction(words: list[str], n: int, total_chars: int) -> float:
     return sum(map(len, gram)) * count / total_chars
 
 
-def dup_ngram_fraction(words: list[str], n: int, total_chars: int) -> float:
-    """Characters covered by n-grams seen before (non-overlapping walk, as in Gopher/datatrove)."""
+def dup_ngram_fraction_reference(words: list[str], n: int, total_chars: int) -> float:
+    """Characters covered by n-grams seen before (non-overlapping walk, as in Gopher/datatrove).
+    The plain walk over word tuples: what `NgramIds.dup_fraction` must equal (tests compare)."""
     if len(words) < n or not total_chars:
         return 0.0
     seen: set[tuple[str, ...]] = set()
@@ -57,6 +60,84 @@ def dup_ngram_fraction(words: list[str], n: int, total_chars: int) -> float:
             seen.add(g)
             i += 1
     return sum(len(w) for w, c in zip(words, covered) if c) / total_chars
+
+
+class NgramIds:
+    """Exact integer ids of a document's word n-grams, built once and shared by every n.
+
+    Words get ids from a dict; the ids of (n+1)-grams are the ranks of (id of the n-gram, id of the
+    next word) pairs, which is exact (no hashing), so two n-grams get the same id iff their words
+    are equal. The repetition scores then run in numpy and walk only the positions whose n-gram
+    occurs more than once, instead of building a tuple per position and n."""
+
+    def __init__(self, words: list[str]):
+        vocab: dict[str, int] = {}
+        self.words = words
+        self.wid = np.fromiter((vocab.setdefault(w, len(vocab)) for w in words), dtype=np.int64, count=len(words))
+        self.vocab_size = max(len(vocab), 1)
+        self.lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        self._ids = {1: self.wid}
+
+    def ids(self, n: int) -> np.ndarray:
+        """(len(words) - n + 1) ids of the n-grams in order; equal ids <=> equal n-grams."""
+        if n in self._ids:
+            return self._ids[n]
+        prev = self.ids(n - 1)
+        m = len(self.wid) - n + 1
+        pair = prev[:m] * self.vocab_size + self.wid[n - 1:n - 1 + m]
+        _, inv = np.unique(pair, return_inverse=True)
+        self._ids[n] = inv.astype(np.int64)
+        return self._ids[n]
+
+    def top_fraction(self, n: int, total_chars: int) -> float:
+        """As top_ngram_fraction_reference: characters of the most frequent n-gram times its
+        count (ties: the n-gram seen first, as Counter.most_common keeps insertion order)."""
+        if len(self.words) < n or not total_chars:
+            return 0.0
+        g = self.ids(n)
+        _, first, counts = np.unique(g, return_index=True, return_counts=True)
+        best = counts.max()
+        if best < 2:
+            return 0.0
+        pos = int(first[counts == best].min())
+        return int(self.lengths[pos:pos + n].sum()) * int(best) / total_chars
+
+    def dup_fraction(self, n: int, total_chars: int) -> float:
+        """As dup_ngram_fraction_reference (the non-overlapping walk). A position matters only if
+        its n-gram occurs more than once; those positions are walked in order, with `seen` per
+        n-gram id and the walk's jump after a hit (positions inside it are never visited)."""
+        if len(self.words) < n or not total_chars:
+            return 0.0
+        g = self.ids(n)
+        order = np.argsort(g, kind="stable")
+        sg = g[order]
+        rep = np.zeros(len(g), dtype=bool)
+        same = sg[1:] == sg[:-1]
+        rep[order[1:][same]] = True
+        rep[order[:-1][same]] = True
+        positions = np.flatnonzero(rep)
+        if not len(positions):
+            return 0.0
+        covered = np.zeros(len(self.words), dtype=bool)
+        seen: set[int] = set()
+        next_visit = 0
+        for p, k in zip(positions.tolist(), g[positions].tolist()):
+            if p < next_visit:
+                continue  # inside the jump after a hit: not visited
+            if k in seen:
+                covered[p:p + n] = True
+                next_visit = p + n
+            else:
+                seen.add(k)
+        return int(self.lengths[covered].sum()) / total_chars
+
+
+def top_ngram_fraction(words: list[str], n: int, total_chars: int) -> float:
+    return NgramIds(words).top_fraction(n, total_chars)
+
+
+def dup_ngram_fraction(words: list[str], n: int, total_chars: int) -> float:
+    return NgramIds(words).dup_fraction(n, total_chars)
 
 
 class Repetition(TextFilter):
@@ -87,10 +168,11 @@ class Repetition(TextFilter):
         s["rep_dup_paragraphs"], s["rep_dup_paragraph_chars"] = _dup_fraction(paras)
         words = doc.words
         total = sum(map(len, words))
+        grams = NgramIds(words)  # shared by every n below
         for n in sorted(self.top):
-            s[f"rep_top_{n}gram"] = top_ngram_fraction(words, n, total)
+            s[f"rep_top_{n}gram"] = grams.top_fraction(n, total)
         for n in sorted(self.dup):
-            s[f"rep_dup_{n}gram"] = dup_ngram_fraction(words, n, total)
+            s[f"rep_dup_{n}gram"] = grams.dup_fraction(n, total)
         return s
 
     def decide(self, s: dict[str, float], doc: Doc | None = None) -> tuple[bool, str | None]:

@@ -48,7 +48,7 @@ import xxhash
 
 from corpus.errors import ConfigError
 from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind, similarity_for, survivor
-from filters.dedup_text import exact_hash, shingle_hashes, words_of
+from filters.dedup_text import distinct_per_document, exact_hash, shingle_hashes_batch, words_of
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
 log = logging.getLogger(__name__)
@@ -174,21 +174,28 @@ class _Signatures(beam.DoFn):
         self.hasher = MinHasher(self.num_perm, self.seed)
 
     def process(self, batch):
-        keys, hashes = [], []
+        # one normalisation and one word split per document, then every shingle of the batch
+        # hashed, deduplicated per document and min-hashed in bulk (filters/dedup_text.py)
+        keys, word_lists = [], []
         for row in batch:
             text = row.get(self.text_field)
-            h = shingle_hashes(words_of(text if isinstance(text, str) else None), self.ngram)
-            if len(h):
+            words = words_of(text if isinstance(text, str) else None)
+            if words:
                 keys.append(_key_of(row, self.key_field))
-                hashes.append(h)
+                word_lists.append(words)
         if not keys:
             return
-        sigs = self.hasher.signatures(hashes)
+        flat, counts = shingle_hashes_batch(word_lists, self.ngram)
+        sets, set_counts = distinct_per_document(flat, counts)
+        del flat
+        cuts = np.cumsum(set_counts)[:-1]
+        set_list = np.split(sets, cuts)
+        sigs = self.hasher.signatures(set_list)  # minima over the distinct shingles: same signature
         buckets = band_hashes(sigs, self.bands, self.rows)
         fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
         khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
         if self.verify == "exact":  # what verification compares: the distinct shingle hashes ...
-            data = [np.unique(h).tobytes() for h in hashes]
+            data = [h.tobytes() for h in set_list]
         else:  # ... or the signature
             data = [sig.tobytes() for sig in sigs]
         for key, kh, d in zip(keys, khs.tolist(), data):

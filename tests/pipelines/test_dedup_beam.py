@@ -156,3 +156,20 @@ def test_verified_edges_with_colliding_key_hashes_compare_real_keys(tmp_path):
         ((data, bands) | VerifiedEdges(0.8, verify="exact")
          | beam.combiners.ToList() | beam.Map(lambda e: path.write_text(json.dumps(sorted(e)))))
     assert [tuple(e) for e in json.loads(path.read_text())] == [("a", "c"), ("b", "c")]
+
+
+def test_near_dedup_batched_path_equals_reference_on_bad_input(tmp_path):
+    """NearDedup's batched signatures (one batch holding every case) against the per-document
+    reference: empty, shorter than the n-gram, a 1 MB single token, mixed scripts, decoded junk."""
+    cases = ["", " \n ", "one", "two words", "x" * 1_000_000, "日本語のテキスト。Mixed English text, 中文的句子。한국어",
+             "caf\u00e9 \ufffd\ufffd broken bytes (invalid UTF-8 after decoding) and more words"]
+    rows = [{"id": f"bad{i:02d}", "text": t} for i, t in enumerate(cases)]
+    rows += [{"id": "bad05-copy", "text": cases[5] + " !"}, {"id": "big-copy", "text": cases[4]},
+             {"id": "short-copy", "text": "Two  words"}]
+    out = _by_id(_run(tmp_path, lambda pc: pc | "Near" >> NearDedup(), rows))
+    ref, _ = near_dedup_in_memory((r["id"], r["text"]) for r in rows)
+    for k, m in ref.items():
+        assert (out[k]["dedup_cluster"], out[k]["dedup_cluster_size"], out[k]["dedup_keep"]) == \
+            (m.cluster, m.cluster_size, m.keep), k
+    assert out["big-copy"]["dedup_cluster"] == "bad04" and out["short-copy"]["dedup_cluster"] == "bad03"
+    assert out["bad05-copy"]["dedup_cluster"] == "bad05"
