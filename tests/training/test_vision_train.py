@@ -148,3 +148,24 @@ def test_vision_config_errors_are_one_line(data, tmp_path, capsys):
     assert main(["train", "--config", str(p)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "vision.stages[0].name 'nope'" in err
+
+
+def test_train_clip_with_vision_tower_round_trips(data, tmp_path, capsys):
+    ck = str(tmp_path / "v.safetensors")
+    assert main(["train-clip", "--pairs", data["scenes"], "--vision", "vitdet-tiny", "--out", ck, "--steps", "3",
+                 "--batch-size", "8", "--heldout", "0.3", "--warmup", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "vitdet-tiny image tower" in out and "i2t_recall@1" in out
+    from training.clip.model import load_clip
+    model, pre, _, _ = load_clip(checkpoint=ck)
+    assert type(model.visual).__name__ == "EncoderTower"
+    assert pre(Image.new("L", (30, 70))).shape == (3, 96, 96)          # letterbox policy, any mode
+
+
+def test_model_info_vision_presets(capsys):
+    assert main(["model", "info", "vitdet-l"]) == 0
+    out = capsys.readouterr().out
+    assert "304,203,776" in out and "1,088 in the encoder (1,024 patches + 64 registers)" in out
+    assert main(["model", "info", "vit-g", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["params_total"] == 1_011_864_832 and info["tokens_per_image"] == 1024

@@ -86,11 +86,18 @@ def load_image(data: bytes, size: int):
         raise ImageRejected("image_too_small", f"{w}x{h} px")
     if max(w, h) / min(w, h) > MAX_ASPECT:
         raise ImageRejected("image_extreme_aspect", f"{w}x{h} px")
-    mode = im.mode
     try:
-        rgb = to_rgb(im)
+        return letterbox(im, size)
     except Exception as e:  # noqa: BLE001
-        raise ImageRejected("image_corrupt", f"mode {mode}: {type(e).__name__}") from None
+        raise ImageRejected("image_corrupt", f"mode {im.mode}: {type(e).__name__}") from None
+
+
+def letterbox(im, size: int):
+    """A decoded PIL image (any mode, size, aspect) -> (float32 [3, size, size], Letterbox)."""
+    from PIL import Image
+    mode = im.mode
+    w, h = im.size
+    rgb = to_rgb(im)
     s = size / max(w, h)
     nw, nh = max(1, round(w * s)), max(1, round(h * s))
     rgb = rgb.resize((nw, nh), Image.BICUBIC)
