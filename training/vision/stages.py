@@ -148,8 +148,11 @@ class VisionTrainer:
                 lines = [l for l in open(log_path) if l.strip() and json.loads(l).get("step", 0) <= step]
                 with open(log_path, "w") as f:
                     f.writelines(lines)
-        elif os.path.exists(log_path):
-            os.remove(log_path)
+        else:
+            if cfg.model.init_from:  # e.g. a text-only run's checkpoint as the target LM
+                ck.load_model_weights(cfg.model.init_from, stack.lm)
+            if os.path.exists(log_path):
+                os.remove(log_path)
         with open(os.path.join(self.out, "config.json"), "w") as f:
             json.dump({"train": cfg.to_dict(), "model": target_cfg.to_dict(), "small_decoder": small_cfg.to_dict(),
                        "encoder": vcfg.to_dict()}, f, indent=1, default=str)
