@@ -136,7 +136,9 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--max-eval", type=int, default=150)
     ap.add_argument("--variants", default="rw,rw-off,plain")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: figures per core)")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     start = start_conditions()
     speed = []

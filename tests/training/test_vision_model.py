@@ -118,3 +118,20 @@ def test_adapter_token_count_and_presets_sizes():
         l_params = VisionEncoder(get_vision_preset("vitdet-l")).num_parameters()
         g_params = VisionEncoder(get_vision_preset("vit-g")).num_parameters()
     assert 280e6 < l_params < 330e6 and 0.95e9 < g_params < 1.1e9
+
+
+def test_encoder_triton_kernels_match_reference():
+    """The encoder's norms, SwiGLU and window attention through training/kernels' Triton kernels
+    (interpreted on CPU) give the reference's features and gradients."""
+    small = dataclasses.replace(CFG, image_size=16, patch_size=4, window=2, depth=2, global_blocks=(1,))
+    img = torch.randn(1, 3, 16, 16)
+    outs = []
+    for impl in ("reference", "triton"):
+        torch.manual_seed(0)
+        enc = VisionEncoder(dataclasses.replace(small, kernels=impl))
+        x = img.clone().requires_grad_(True)
+        f = enc(x)
+        f.square().sum().backward()
+        outs.append((f.detach(), x.grad))
+    assert torch.allclose(outs[0][0], outs[1][0], atol=1e-4, rtol=1e-4)
+    assert torch.allclose(outs[0][1], outs[1][1], atol=1e-4, rtol=1e-3)
