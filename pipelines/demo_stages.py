@@ -108,6 +108,10 @@ def vision(demo, url: str) -> str:
     os.makedirs(run, exist_ok=True)
     pairs = [{"name": k, "path": _p(demo, "synth", k), "weight": 1.0} for k in ("charts", "tables", "captions")
              if os.path.exists(_p(demo, "synth", k, "_manifest.json"))]
+    inter, store = _p(demo, "images", "interleaved"), _p(demo, "images", "pairs")
+    interleaved = ([{"name": "web-interleaved", "path": inter, "images": [store], "weight": 0.3}]
+                   if os.path.exists(os.path.join(inter, "_manifest.json")) and
+                   os.path.exists(os.path.join(store, "_manifest.json")) else [])
     cfg = {"model": {"preset": "tiny", "overrides": {"vocab_size": "auto", "max_seq_len": 96, "n_layers": 2}},
            "data": {"seq_len": 64, "batch_size": 8, "tokenizer": _p(demo, "tokenizer"),
                     "mixture": [{"name": "web", "path": _p(demo, "tokens"), "weight": 1.0}],
@@ -115,7 +119,8 @@ def vision(demo, url: str) -> str:
            "optim": {"lr": 3e-3}, "schedule": {"warmup_steps": 5, "decay": "cosine"},
            "train": {"out": run, "ckpt_every": 0, "seed": 0},
            "vision": {"encoder": "vitdet-tiny", "adapter_tokens": 9, "small_decoder": "tiny",
-                      "small_decoder_overrides": {"n_layers": 1}, "pairs": pairs, "heldout": 0.1,
+                      "small_decoder_overrides": {"n_layers": 1}, "pairs": pairs, "interleaved": interleaved,
+                      "heldout": 0.1,
                       "max_rows": 150, "max_eval": 30, "eval_text_batches": 2,
                       "stages": [{"name": "text", "steps": 10}, {"name": "align", "steps": 30, "text_weight": 0.2},
                                  {"name": "adapt", "steps": 30, "text_weight": 0.3}]}}

@@ -169,3 +169,17 @@ def test_model_info_vision_presets(capsys):
     assert main(["model", "info", "vit-g", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["params_total"] == 1_011_864_832 and info["tokens_per_image"] == 1024
+
+
+def test_long_sample_is_cut_with_the_images_past_the_cut(data):
+    tok = load_tokenizer(data["tokenizer"])
+    b = SampleBuilder(tok, placeholder=tok.get_vocab_size(), n_image_tokens=4, image_size=96, seq_len=24)
+    img = np.zeros((3, 96, 96), np.float32)
+    long_text = "How many items are in the image? " * 3
+    s = b.assemble([("text", "A picture:"), ("image", img), ("text", long_text), ("image", img), ("text", "end")],
+                   "docs", "interleaved", "docs:long")
+    assert len(s.ids) <= 25 and len(s.images) == 1
+    assert int((s.ids[:-1] == b.ph).sum()) == 4 and b.ph not in s.ids[-1:]
+    assert b.report.dropped["images_cut_by_seq_len"] == 1
+    assert b.assemble([("image", img)] * 7, "docs", "interleaved", "docs:only-images") is None
+    assert b.report.dropped["too_long"] == 1

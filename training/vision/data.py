@@ -57,7 +57,8 @@ def build_vision_data(v: VisionRun, builder: SampleBuilder) -> VisionData:
             store.update(image_store(_rows(p, ["sha256", "image"])))
         samples = [s for s in (interleaved_sample(builder, d, store, e.name)
                                for d in _rows(e.path, ["id", "items"], v.max_rows)) if s is not None]
-        if not samples:
-            raise CidermillError(f"vision.interleaved {e.name} ({e.path}): no usable documents")
+        if not samples:  # every document dropped (reasons in the report): train on without it
+            builder.report.drop("source_without_samples", f"{e.name}:{e.path}")
+            continue
         sources.append((e.name, SampleSource(samples), e.weight))
     return VisionData(sources, evals[:v.max_eval], builder.report.to_dict())

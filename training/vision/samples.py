@@ -11,8 +11,9 @@ A sample is a token sequence with image placeholders plus the images for them, i
 Rows with a ``drop_reason`` or without an image are not used. A sample whose image breaks the
 policy (training.vision.image_policy) is dropped with that reason; one whose placeholders
 outnumber the images it can supply (an interleaved image whose bytes are not in the image store)
-with ``placeholders_exceed_images``; one that does not fit ``seq_len + 1`` tokens with an image
-intact with ``too_long`` (text-only tails are cut). ``DropReport`` counts all of it.
+with ``placeholders_exceed_images``. A sample longer than ``seq_len + 1`` tokens is cut; images
+whose placeholders fall past the cut go with it (counted as ``images_cut_by_seq_len``), and a
+sample left with no text to learn is dropped as ``too_long``. ``DropReport`` counts all of it.
 """
 from __future__ import annotations
 
@@ -106,10 +107,24 @@ class SampleBuilder:
         ids.append(self.eos)
         limit = self.seq_len + 1
         if len(ids) > limit:
-            if self.ph in ids[limit - 1:]:  # an image run would not be wholly inside the input
+            # keep the images whose placeholder runs lie wholly inside the input (the first
+            # limit - 1 tokens); cut before a run that straddles the end, drop the images after it
+            cut, kept, i = limit, 0, 0
+            while i < len(ids):
+                if ids[i] == self.ph:
+                    if i + self.n > limit - 1:
+                        cut = min(cut, i)
+                        break
+                    kept += 1
+                    i += self.n
+                else:
+                    i += 1
+            ids, images = ids[:cut], images[:kept]
+            if len(ids) < 2 or all(t == self.ph for t in ids[1:]):
                 self.report.drop("too_long", where)
                 return None
-            ids = ids[:limit]
+            if runs > kept:
+                self.report.dropped["images_cut_by_seq_len"] += runs - kept
         self.report.samples += 1
         return Sample(np.asarray(ids, np.int64), images, source, kind)
 
