@@ -10,7 +10,6 @@ i*k + j summarises the (i, j) cell of the image, which is what grounding answers
 from __future__ import annotations
 
 import math
-import zlib
 
 import torch
 import torch.nn as nn
@@ -19,7 +18,7 @@ import torch.nn.functional as F
 from corpus.errors import ConfigError
 from training.models.layers import RMSNorm
 from training.vision.config import VisionConfig
-from training.vision.encoder import Block
+from training.vision.encoder import Block, init_by_name
 
 
 class VLAdapter(nn.Module):
@@ -36,15 +35,7 @@ class VLAdapter(nn.Module):
         self.proj_in = nn.Linear(vcfg.width, d_lm)
         self.proj_out = nn.Linear(d_lm, d_lm)
         self._seed = int(torch.randint(0, 2**62, (1,), device="cpu").item())
-        for name, p in self.named_parameters():
-            with torch.no_grad():
-                if name.endswith("norm.weight"):
-                    p.fill_(1.0)
-                elif name.endswith("bias"):
-                    p.zero_()
-                else:
-                    g = torch.Generator().manual_seed(self._seed ^ zlib.crc32(name.encode()))
-                    p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+        init_by_name(self, self._seed, lambda name: vcfg.init_std)
 
     def forward(self, patches: torch.Tensor) -> torch.Tensor:
         B, N, D = patches.shape

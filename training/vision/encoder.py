@@ -128,6 +128,23 @@ def windows_to_image(x, B: int, cfg: VisionConfig):
     return x.view(B, n, n, w, w, D).permute(0, 1, 3, 2, 4, 5).reshape(B, g * g, D)
 
 
+def init_by_name(module: nn.Module, seed: int, std_of) -> None:
+    """Norm weights 1, biases 0, other parameters Normal(0, std_of(name)) from a generator seeded
+    by ``seed`` and the parameter's name (so the same names get the same values)."""
+    for name, p in module.named_parameters():
+        if p.is_meta:
+            continue
+        with torch.no_grad():
+            if name.endswith("norm.weight"):
+                p.fill_(1.0)
+            elif name.endswith("bias"):
+                p.zero_()
+            else:
+                g = torch.Generator(device=p.device)
+                g.manual_seed(seed ^ zlib.crc32(name.encode()))
+                p.normal_(0.0, std_of(name), generator=g)
+
+
 class VisionEncoder(nn.Module):
     def __init__(self, cfg: VisionConfig):
         super().__init__()
@@ -143,20 +160,11 @@ class VisionEncoder(nn.Module):
         self.init_weights()
 
     def init_weights(self) -> None:
-        """Normal(0, init_std) for weights, zeros for biases, ones for norms; per parameter name."""
-        for name, p in self.named_parameters():
-            if p.is_meta:
-                continue
-            with torch.no_grad():
-                if name.endswith("norm.weight"):
-                    p.fill_(1.0)
-                elif name.endswith("bias"):
-                    p.zero_()
-                else:
-                    g = torch.Generator(device=p.device)
-                    g.manual_seed(self._init_seed ^ zlib.crc32(name.encode()))
-                    std = self.config.init_std / ((2 * self.config.depth) ** 0.5 if name.endswith(("proj.weight", "w_down.weight")) else 1)
-                    p.normal_(0.0, std, generator=g)
+        """Normal(0, init_std) for weights (output projections / sqrt(2 * depth)), zeros for
+        biases, ones for norms; deterministic per parameter name."""
+        c = self.config
+        init_by_name(self, self._init_seed, lambda n: c.init_std / ((2 * c.depth) ** 0.5 if n.endswith(
+            ("proj.weight", "w_down.weight")) else 1))
 
     def embed(self, images):
         """[B,3,S,S] -> tokens in window layout [B*nW, R+P, D]."""
