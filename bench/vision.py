@@ -12,7 +12,7 @@ steps; only the encoder's attention pattern differs. Reported: held-out QA exact
 (charts, tables, scenes), grounding accuracy (box IoU >= 0.5, held-out scenes) and the target LM's
 held-out text loss before and after the adapt stage. Small step counts: absolute accuracies are low.
 
-    python bench/vision.py [--skip-large] [--steps-text 60 --steps-align 200 --steps-adapt 150]
+    python bench/vision.py [--skip-large] [--steps-text 60 --steps-align 160 --steps-adapt 120]
 """
 from __future__ import annotations
 
@@ -130,11 +130,11 @@ def main() -> None:
     ap.add_argument("--tables", type=int, default=60)
     ap.add_argument("--scenes", type=int, default=240)
     ap.add_argument("--steps-text", type=int, default=60)
-    ap.add_argument("--steps-align", type=int, default=200)
-    ap.add_argument("--steps-adapt", type=int, default=150)
+    ap.add_argument("--steps-align", type=int, default=160)
+    ap.add_argument("--steps-adapt", type=int, default=120)
     ap.add_argument("--seq-len", type=int, default=80)
     ap.add_argument("--batch-size", type=int, default=8)
-    ap.add_argument("--max-eval", type=int, default=150)
+    ap.add_argument("--max-eval", type=int, default=100)
     ap.add_argument("--variants", default="rw,rw-off,plain")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: figures per core)")
     args = ap.parse_args()
