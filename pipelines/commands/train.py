@@ -1,7 +1,8 @@
 """`cidermill train --config FILE`: train a model on token shards (resumes from the latest checkpoint)."""
 from __future__ import annotations
 
-HELP = "train a model preset on token shards (AdamW, schedule, eval, checkpoints, resume, distillation)"
+HELP = ("train a model preset on token shards (AdamW, schedule, eval, checkpoints, resume, distillation); "
+        "a `vision:` config section adds image stages (text, align, adapt: training/vision/run_config.py)")
 BEAM = False
 
 
