@@ -2,6 +2,8 @@
 
 Pair rows are split by a hash of their id (training.clip.data.is_heldout): held-out rows give only
 evaluation questions, never training samples, so adding rows never moves a row between the two.
+Each PAIRS dataset contributes up to ``max_eval / len(pairs)`` questions (charts, tables and scenes
+all get evaluated, not just the first dataset listed).
 Interleaved documents are training data only; their images come from the PAIRS datasets listed
 in ``images`` (matched by sha256).
 """
@@ -38,19 +40,21 @@ def _rows(path: str, cols: list[str], limit: int | None = None):
 
 def build_vision_data(v: VisionRun, builder: SampleBuilder) -> VisionData:
     sources, evals = [], []
+    per_source = max(1, v.max_eval // max(1, len(v.pairs)))   # every dataset gets its share of questions
     for e in v.pairs:
-        samples = []
+        samples, mine = [], []
         for row in _rows(e.path, PAIR_COLS, v.max_rows):
             if row.get("drop_reason") or not row.get("image"):
                 continue
             if is_heldout(str(row["id"]), v.heldout):
-                if len(evals) < v.max_eval:
-                    evals.extend(pair_eval_items(builder, row))
+                if len(mine) < per_source:
+                    mine.extend(pair_eval_items(builder, row))
                 continue
             samples.extend(pair_samples(builder, row, e.name))
         if not samples:
             raise CidermillError(f"vision.pairs {e.name} ({e.path}): no usable training samples")
         sources.append((e.name, SampleSource(samples), e.weight))
+        evals.extend(mine[:per_source])
     for e in v.interleaved:
         store = {}
         for p in e.images:
@@ -61,4 +65,4 @@ def build_vision_data(v: VisionRun, builder: SampleBuilder) -> VisionData:
             builder.report.drop("source_without_samples", f"{e.name}:{e.path}")
             continue
         sources.append((e.name, SampleSource(samples), e.weight))
-    return VisionData(sources, evals[:v.max_eval], builder.report.to_dict())
+    return VisionData(sources, evals, builder.report.to_dict())
