@@ -17,6 +17,7 @@ schedule: {warmup_steps: 20, decay: cosine, min_lr_ratio: 0.1}   # decay: cosine
 train: {steps: 300, seed: 0, out: out/run, log_every: 10, eval_every: 50, eval_batches: 4,
         ckpt_every: 100, keep_checkpoints: 2, device: auto, tensorboard: false, parallel: none}
 distill: {teacher: CKPT_DIR, alpha: 0.5, temperature: 2.0, top_k: 0}   # optional
+vision: {encoder: vitdet-tiny, pairs: [...], stages: [...]}   # optional: training/vision/run_config.py
 ```
 """
 from __future__ import annotations
@@ -100,6 +101,7 @@ class TrainConfig:
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     train: RunConfig = field(default_factory=RunConfig)
     distill: DistillConfig = field(default_factory=DistillConfig)
+    vision: dict[str, Any] | None = None   # staged multimodal training: see training/vision/run_config.py
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,7 +145,11 @@ def parse_config(raw: Any) -> TrainConfig:
         schedule=_section(ScheduleConfig, raw.get("schedule"), "schedule"),
         train=_section(RunConfig, raw.get("train"), "train"),
         distill=_section(DistillConfig, raw.get("distill"), "distill"),
+        vision=raw.get("vision"),
     )
+    if cfg.vision is not None:
+        from training.vision.run_config import parse_vision
+        parse_vision(cfg.vision)  # checked at load like every other section
     mix = []
     if not isinstance(cfg.data.mixture, list) or not cfg.data.mixture:
         raise ConfigError("data.mixture must be a non-empty list of {name, path, weight}")

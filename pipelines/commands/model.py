@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-HELP = "model presets: info PRESET (parameters, KV bytes per token, sync points), list; info --checkpoint X"
+HELP = ("model presets: info PRESET (parameters, KV bytes per token, sync points; tokens per image for "
+        "vision encoders), list; info --checkpoint X (bits per weight, file size)")
 BEAM = False
 
 
@@ -58,15 +59,38 @@ def _print_info(info: dict) -> None:
         print(f"sync points   2L = {tp} per forward under tensor parallelism (no track parallelism)")
 
 
+def _print_vision(info: dict) -> None:
+    c = info["config"]
+    print(f"preset        {info['preset']}  (image encoder: {info['kind']})")
+    print(f"shape         {c['depth']} blocks x width {c['width']}, {c['heads']} heads, SwiGLU {c['mlp_hidden']}; "
+          f"{c['image_size']} px images in {c['patch_size']} px patches")
+    if info["windows"] > 1:
+        print(f"windows       {info['windows']} of {c['window']}x{c['window']} patches; global blocks "
+              f"{', '.join(map(str, c['global_blocks'])) or 'none'}; {c['registers']} registers per window")
+    print(f"parameters    total {_n(info['params_total'])}")
+    print(f"tokens/image  {info['tokens_per_image']:,} in the encoder ({info['patch_tokens']:,} patches + "
+          f"{info['register_tokens']} registers); {info['lm_tokens_per_image']} in the LM after the adapter (default)")
+
+
 def run(args, beam_args) -> int:
     from training.models import get_preset, list_presets
     from training.models.info import describe
+    from training.vision.config import VISION_PRESETS, get_vision_preset
+    from training.vision.info import describe_vision
 
     if args.model_cmd == "list":
         for name in list_presets():
             info = describe(get_preset(name))
             print(f"{name:14s} {info['arch']:9s} total {_n(info['params_total']):>24s}  "
                   f"active {_n(info['params_active'])}")
+        for name in VISION_PRESETS:
+            info = describe_vision(get_vision_preset(name))
+            print(f"{name:14s} {'vision':9s} total {_n(info['params_total']):>24s}  "
+                  f"{info['tokens_per_image']:,} tokens per image")
+        return 0
+    if args.preset in VISION_PRESETS:
+        info = describe_vision(get_vision_preset(args.preset))
+        print(json.dumps(info, indent=1)) if args.json else _print_vision(info)
         return 0
     if args.checkpoint:
         from pipelines.commands.model_size import print_checkpoint_info

@@ -1,7 +1,8 @@
 """`cidermill train --config FILE`: train a model on token shards (resumes from the latest checkpoint)."""
 from __future__ import annotations
 
-HELP = "train a model preset on token shards (AdamW, schedule, eval, checkpoints, resume, distillation)"
+HELP = ("train a model preset on token shards (AdamW, schedule, eval, checkpoints, resume, distillation); "
+        "a `vision:` config section adds image stages (text, align, adapt: training/vision/run_config.py)")
 BEAM = False
 
 
@@ -24,6 +25,9 @@ def run(args, beam_args) -> int:
         cfg.train.out = args.out
     if args.steps:
         cfg.train.steps = args.steps
+    if cfg.vision is not None:
+        from training.vision.run_config import parse_vision
+        cfg.train.steps = parse_vision(cfg.vision).total_steps
     if args.teacher:
         cfg.distill.teacher = args.teacher
     bar = tqdm(total=cfg.train.steps, desc="train", unit="step", mininterval=2)
@@ -34,10 +38,28 @@ def run(args, beam_args) -> int:
                         refresh=False)
         bar.update(rec["step"] - bar.n)
 
+    if cfg.vision is not None:
+        return _run_vision(cfg, args, bar, progress)
     res = Trainer(cfg, resume=not args.no_resume, progress=progress, stop_after=args.stop_after).run()
     bar.close()
     if res["resumed_from"]:
         print(f"resumed from step {res['resumed_from']}")
     print(f"trained {res['steps']} steps ({res['params']:,} parameters); final loss {res['final_loss']}; "
           f"checkpoint {res['checkpoint']}; log {cfg.train.out}/log.jsonl")
+    return 0
+
+
+def _run_vision(cfg, args, bar, progress) -> int:
+    """A config with a `vision:` section: staged multimodal training (training/vision/stages.py)."""
+    from training.vision.stages import VisionTrainer
+
+    res = VisionTrainer(cfg, resume=not args.no_resume, progress=progress, stop_after=args.stop_after,
+                        log=lambda m: bar.write(m)).run()
+    bar.close()
+    if res["resumed_from"]:
+        print(f"resumed from step {res['resumed_from']}")
+    for st in res["evals"]["stages"]:
+        figs = ", ".join(f"{k} {st[k]:.3f}" for k in ("text_loss", "qa", "grounding") if st.get(k) is not None)
+        print(f"stage {st['name']:<6} (to step {st['end_step']}): {figs or 'no evaluation'}")
+    print(f"trained {res['steps']} steps; checkpoint {res['checkpoint']}; evaluation {cfg.train.out}/vision_eval.json")
     return 0

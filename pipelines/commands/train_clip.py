@@ -9,7 +9,11 @@ DESCRIPTION = ("Train an open_clip model (default: the registered cidermill-tiny
                "captions`, or the kept pairs of `cidermill images`). A hash of the pair id holds out a split; "
                "the command reports retrieval recall@1/@5 (image->text and text->image) and the ROC-AUC of matched "
                "vs shuffled pairs on it, before and after training, and stores a calibrated CLIP-score threshold "
-               "in the checkpoint (safetensors) for `cidermill images --clip-threshold auto`.")
+               "in the checkpoint (safetensors) for `cidermill images --clip-threshold auto`. With --vision PRESET the "
+               "image tower is a training/vision encoder (e.g. ViTDet with Register-Window). Examples: "
+               "`cidermill train-clip --pairs out/demo/synth/captions --out clip.safetensors`; "
+               "`cidermill train-clip --pairs out/demo/synth/captions out/demo/synth/charts --vision vitdet-tiny "
+               "--out vitdet.safetensors`.")
 BEAM = False
 
 
@@ -19,6 +23,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     src.add_argument("--toy", type=int, metavar="N", help="train on N generated colored-shape pairs instead")
     p.add_argument("--out", required=True, metavar="CKPT", help="output checkpoint (.safetensors)")
     p.add_argument("--model", default=None, help="open_clip architecture (default cidermill-tiny-clip)")
+    p.add_argument("--vision", default=None, metavar="PRESET",
+                   help="image tower from training/vision instead of open_clip's: vitdet-tiny (ViTDet + "
+                        "Register-Window), vit-tiny (plain ViT), vitdet-l, vit-g (see `cidermill model list`)")
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=1e-3)
@@ -50,7 +57,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     try:
         train_clip(dirs, args.out, steps=args.steps, seed=args.seed, model_name=args.model or DEFAULT_MODEL,
                    batch_size=args.batch_size, lr=args.lr, warmup=args.warmup, heldout=args.heldout,
-                   max_rows=args.max_rows, threads=args.threads, log=lambda m: print(m, flush=True))
+                   max_rows=args.max_rows, threads=args.threads, log=lambda m: print(m, flush=True),
+                   vision=args.vision)
     finally:
         if tmp is not None:
             tmp.cleanup()

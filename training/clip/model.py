@@ -145,6 +145,11 @@ def load_clip(name: str | None = None, checkpoint: str | None = None, device: st
                               "--clip-model (e.g. ViT-B-32)")
         name = DEFAULT_MODEL
     model, preprocess, tokenizer = build(name, device="cpu")
+    vision = json.loads(meta.get("extra") or "{}").get("vision_encoder") if meta else None
+    if vision:  # trained with `train-clip --vision`: a training.vision encoder as the image tower
+        from training.clip.vision_tower import attach  # noqa: PLC0415
+        from training.vision.config import vision_config_from_dict  # noqa: PLC0415
+        model, preprocess = attach(model, vision_config_from_dict(vision))
     if checkpoint is not None:
         try:
             if meta.get("format") == CHECKPOINT_FORMAT:

@@ -53,8 +53,11 @@ def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
 def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300, seed: int = 0,
                model_name: str = DEFAULT_MODEL, batch_size: int = 64, lr: float = 1e-3, weight_decay: float = 0.1,
                warmup: int = 20, heldout: float = 0.1, max_rows: int | None = 10000,
-               log: Callable[[str], None] | None = print, threads: int | None = None) -> dict[str, Any]:
+               log: Callable[[str], None] | None = print, threads: int | None = None,
+               vision: str | None = None) -> dict[str, Any]:
     """Train on the pairs in `pairs_dirs`, write a safetensors checkpoint to `out_path`.
+
+    `vision`: a training.vision preset (e.g. vitdet-tiny) replacing open_clip's image tower.
 
     Returns {"model", "steps", "train_pairs", "heldout_pairs", "before": metrics, "after": metrics,
     "loss_first", "loss_last", "seconds", "checkpoint"}; also written to `<out_path>.metrics.json`."""
@@ -68,10 +71,16 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
     torch.manual_seed(seed)
     t0 = time.time()
     model, preprocess, tokenizer = build(model_name)
+    vcfg = None
+    if vision:
+        from training.clip.vision_tower import attach  # noqa: PLC0415
+        from training.vision.config import get_vision_preset  # noqa: PLC0415
+        vcfg = get_vision_preset(vision)
+        model, preprocess = attach(model, vcfg)
     split = load_split(dirs, preprocess, tokenizer, heldout=heldout, max_rows=max_rows)
     n = len(split.train_ids)
     if log:
-        log(f"train-clip: {model_name}, {n} training pairs, {len(split.held_ids)} held out"
+        log(f"train-clip: {model_name}{f' with a {vision} image tower' if vision else ''}, {n} training pairs, {len(split.held_ids)} held out"
             f"{f', {split.skipped} undecodable skipped' if split.skipped else ''}; {steps} steps of {batch_size}")
     before = evaluate(model, split.held_images, split.held_texts, seed)
     decay = [p for nm, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in nm]
@@ -112,6 +121,8 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
         "loss_last": float(np.mean(losses[-max(1, min(10, len(losses))):])) if losses else None,
         "inputs": [os.path.abspath(d) for d in dirs], "seconds": round(time.time() - t0, 1),
     }
+    if vcfg is not None:
+        result["vision_encoder"] = vcfg.to_dict()
     save_checkpoint(model, out_path, model_name, extra=result)
     result["checkpoint"] = os.path.abspath(out_path)
     with open(out_path + ".metrics.json", "w") as f:

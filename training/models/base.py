@@ -83,7 +83,9 @@ class LanguageModel(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, targets: torch.Tensor | None = None,
                 doc_ids: torch.Tensor | None = None, cache: KVCache | None = None,
-                return_logits: bool = False) -> ModelOutput:
+                return_logits: bool = False, inputs_embeds: torch.Tensor | None = None) -> ModelOutput:
+        """``inputs_embeds [B, T, d]``: use these instead of ``tok_embeddings(input_ids)`` (image
+        tokens spliced in by training.vision.vlm); ``input_ids`` still give the shape."""
         cfg = self.config
         if input_ids.dim() != 2:
             raise ValueError(f"input_ids must be [B, T], got shape {tuple(input_ids.shape)}")
@@ -106,7 +108,7 @@ class LanguageModel(nn.Module):
         else:
             positions = torch.arange(start, start + T, device=input_ids.device)
         rope = rope_tables(positions, cfg)
-        x = self.tok_embeddings(input_ids)
+        x = self.tok_embeddings(input_ids) if inputs_embeds is None else inputs_embeds
         x, aux = self.backbone(x, rope, doc_ids, cache)
         if cache is not None:
             cache.pos += T
