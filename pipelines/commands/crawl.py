@@ -20,6 +20,14 @@ def configure(p):
     p.add_argument("--max-pages-per-host", type=int, default=0, help="pages per host (default: no limit)")
     p.add_argument("--max-depth", type=int, default=3, help="link depth from the seeds (default 3)")
     p.add_argument("--wave-size", type=int, default=500, help="URLs per wave (default 500)")
+    p.add_argument("--order", choices=["learned", "shape"], default="learned",
+                   help="frontier order: learned (default) starts from the URL-shape priority and adds what the "
+                        "fetched pages teach per host and path prefix (text-filter pass rate, language, topic "
+                        "saturation) and the link's anchor text; shape uses the URL shape alone. Each fetched URL's "
+                        "priority and its parts are in OUT/log (priority, priority_parts)")
+    p.add_argument("--target-languages", nargs="+", default=["en"], metavar="LANG",
+                   help="with --order learned: languages whose pages count as wanted (default en); "
+                        "e.g. --target-languages en fr de")
     p.add_argument("--scope", choices=["seeds", "any"], default="seeds",
                    help="follow links only on the seeds' hosts (default) or anywhere")
     p.add_argument("--include", action="append", default=[], metavar="REGEX", help="only crawl URLs matching")
@@ -116,6 +124,7 @@ def run(args, beam_args) -> int:
     pages, summary = run_crawl(seeds, args.out, allow_private=args.allow_private, render=args.render,
                                max_pages=args.max_pages, max_depth=args.max_depth, delay=args.delay,
                                resume=args.resume, beam_args=beam_args, write_warc=args.write_warc,
-                               progress=not args.quiet, crawl_config=cc, frontier_config=fc)
+                               progress=not args.quiet, crawl_config=cc, frontier_config=fc, order=args.order,
+                               target_languages=args.target_languages)
     print(json.dumps({"pages": pages, **summary}, indent=1))
     return 0
