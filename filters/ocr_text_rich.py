@@ -18,7 +18,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class TextRichConfig:
-    min_chars: int = 40                 # confidently read characters for an image to count as text-rich
+    min_chars: int = 13                 # confidently read characters to count as text-rich (bench/ocr_text_rich.py)
     min_word_confidence: float = 70.0   # tesseract word confidence (0-100) for a word to count
     timeout_s: float = 10.0             # per image
 
