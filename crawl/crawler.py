@@ -17,7 +17,7 @@ from typing import Any
 
 from corpus.schemas import compress_html
 from crawl.extract import extract_page
-from crawl.fetch import FetchConfig, Fetcher, FetchResult
+from crawl.fetch import HTML_TYPES, PDF_TYPES, FetchConfig, Fetcher, FetchResult, mime_of
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
@@ -60,6 +60,7 @@ class CrawlConfig:
     sitemaps: bool = True
     fast_extract: bool = True               # trafilatura's vote without its fallbacks (the model was trained so)
     keep_raw_html: bool = True
+    pdf: bool = True                        # fetch application/pdf too (text layer via crawl.pdf)
     progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
     chunk_size: int = 25                      # URLs per host between checkpoints (see crawl/checkpoint.py)
 
@@ -111,6 +112,7 @@ class WaveCrawler:
                                            read_timeout=c.read_timeout, total_timeout=c.total_timeout,
                                            max_bytes=fetch_cap(c), max_redirects=c.max_redirects, retries=c.retries,
                                            backoff=c.backoff, max_retry_after=c.max_retry_after,
+                                           accept_types=HTML_TYPES + (PDF_TYPES if c.pdf else ()),
                                            ), policy=self.policy)  # connect-time check of every request
         self.robots = RobotsCache(self.fetcher, c.user_agent, c.optout_token, check_address=self.policy.check)
         self._renderer: RenderService | None = None
@@ -282,6 +284,8 @@ class WaveCrawler:
         if final != url:
             # the page is stored under the requested URL; the target is marked seen via a redirect link
             out.links.append(link_row(final, e.get("depth", 0), url, "redirect"))
+        if mime_of(res.content_type) in PDF_TYPES:
+            return self._pdf_page(e, res, decision, out)
         html = res.html or ""
         noindex, nofollow = robots_flags(html, res.headers.get("x-robots-tag"), c.user_agent)
         final_decision = self.robots.decide(final) if final != url else decision
@@ -338,6 +342,28 @@ class WaveCrawler:
             links = ex.outlinks if ex is not None else _links_only(html, final)
             for ln in links:
                 out.links.append(link_row(ln["url"], e.get("depth", 0) + 1, url, "link"))
+
+    def _pdf_page(self, e: dict, res: FetchResult, decision, out: WaveOutput) -> None:
+        """A fetched PDF: its text layer as a pages row (crawl.pdf: page, byte and time caps), or a
+        skip with crawl.pdf's refusal reason (pdf:encrypted, pdf:broken, pdf:too_many_pages ...)."""
+        from crawl.pdf import pdf_page_row  # noqa: PLC0415
+        c, url = self.config, e["url"]
+        if len(res.body) > c.max_bytes:
+            out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes}",
+                                     res))
+            return
+        row, why = pdf_page_row(url, res.body, res.status, res.content_type, now_iso(), "crawl")
+        if row is None:
+            out.log.append(self._log(e, "skipped", why or "pdf:broken", "PDF refused", res))
+            return
+        final_decision = self.robots.decide(res.final_url) if res.final_url != url else decision
+        training = bool(final_decision.training_allowed)
+        row.update({"final_url": res.final_url, "depth": e.get("depth", 0), "fetch_ms": res.fetch_ms,
+                    "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items())
+                                if k in PAGE_HEADERS], "training_allowed": training})
+        out.pages.append(row)
+        out.log.append(self._log(e, "fetched", None, "pdf", res, training_allowed=training, robots_noindex=False,
+                                 robots_nofollow=False))
 
     # -- a wave --------------------------------------------------------------------------------
     def crawl_host_checkpointed(self, entries: list[dict], partial_dir: str | None) -> WaveOutput:

@@ -22,6 +22,7 @@ from crawl.safety import AddressPolicy
 from crawl.urls import try_canonicalize
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+PDF_TYPES = ("application/pdf", "application/x-pdf")  # kept as bytes for crawl.pdf
 KEEP_HEADERS = ("content-type", "content-length", "content-language", "last-modified", "etag", "server",
                 "x-robots-tag", "link", "retry-after", "date", "cache-control")
 RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -134,7 +135,7 @@ class Fetcher:
                                         timeout=urllib3.Timeout(connect=self.config.connect_timeout,
                                                                 read=self.config.read_timeout),
                                         headers={"User-Agent": self.config.user_agent,
-                                                 "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+                                                 "Accept": "text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,*/*;q=0.5",
                                                  "Accept-Encoding": "gzip, deflate"})
         if policy is not None and not policy.allow_private:
             _guard_pool_manager(self.pool, policy.refused_peer)
@@ -269,7 +270,9 @@ class Fetcher:
         if res.skip is None and res.status >= 400:
             res.skip, res.detail = f"http_{res.status}", ""
         if res.skip is None and res.body and types is not None:
-            if looks_binary(res.body):
+            if mime_of(res.content_type) in PDF_TYPES:
+                pass  # a document: the body stays bytes, crawl.pdf reads it
+            elif looks_binary(res.body):
                 res.skip, res.detail = "binary_content", res.content_type
             else:
                 res.html, res.encoding = decode_html(res.body, res.content_type)

@@ -27,6 +27,8 @@ CRAWL_LOG = pa.schema([
     ("robots_noindex", pa.bool_()),
     ("robots_nofollow", pa.bool_()),
     ("at", pa.string()),                 # ISO-8601 UTC
+    ("priority", pa.float64()),          # fetched URLs: the frontier priority they were picked with
+    ("priority_parts", pa.string()),     # JSON: what made it (shape, quality, language, diversity, anchor)
 ])
 
 FRONTIER = pa.schema([
@@ -38,6 +40,7 @@ FRONTIER = pa.schema([
     ("parent", pa.string()),
     ("source", pa.string()),             # seed | link | sitemap | redirect | retry
     ("retries", pa.int32()),
+    ("priority_parts", pa.string()),     # JSON parts of `priority` (pipelines.crawl_order)
 ])
 
 LINKS = pa.schema([

@@ -185,7 +185,7 @@ def _read_page(pdf, i: int, limits: PdfLimits, ocr: OcrFn | None) -> PdfPage:
         page.close()
 
 
-PDF_TYPES = ("application/pdf", "application/x-pdf")
+from crawl.fetch import PDF_TYPES  # noqa: E402,F401  (the fetcher keeps these bodies as bytes)
 
 
 def pdf_page_row(url: str, body: bytes, status: int, content_type: str, fetched_at: str, source: str,

@@ -174,8 +174,10 @@ def _state_config(seeds, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig) -
 class CrawlDriver:
     def __init__(self, seeds: Sequence[str], out_dir: str, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig,
                  beam_args: Sequence[str] = (), resume: bool = False, write_warc: bool = False,
-                 progress: bool = True):
+                 progress: bool = True, order: str = "learned", target_languages: Sequence[str] = ("en",)):
+        from pipelines.crawl_order import CrawlOrder
         self.seeds, self.out = list(seeds), os.path.abspath(out_dir)
+        self.order = CrawlOrder(order, target_languages)
         self.ccfg, self.fcfg = crawl_cfg, frontier_cfg
         self.beam_args = list(beam_args)
         self.resume, self.write_warc, self.progress = resume, write_warc, progress
@@ -229,6 +231,7 @@ class CrawlDriver:
             url, why = self.frontier.add_seed(s)
             if url is None:
                 self.seed_log.append(_decision_row(s, "skipped", why or "invalid_url", "bad seed", -1))
+        self.order.rescore(self.frontier.pending)
 
     def _replay(self) -> None:
         """Rebuild seen set, budgets and pending frontier from completed waves."""
@@ -260,9 +263,12 @@ class CrawlDriver:
                 if r["decision"] != "deferred" and r["fetch_ms"] is not None:
                     f.fetched += 1
                     f.fetched_per_host[r["host"]] += 1
+        for w in done:  # what the order learned is rebuilt from the fetched pages, wave by wave
+            self.order.learn(_rows(os.path.join(_wave_dir(self.out, w), "pages"), ORDER_COLUMNS))
         if done:
             last = _wave_dir(self.out, done[-1])
             f.pending = {r["url"]: r for r in _rows(os.path.join(last, "next"))}
+            self.order.rescore(f.pending)
             self.wave = done[-1] + 1
         if self.redo is not None and self.redo[0] != self.wave:
             shutil.rmtree(_wave_dir(self.out, self.redo[0]), ignore_errors=True)  # not the next wave: stale
@@ -311,6 +317,8 @@ class CrawlDriver:
                 admission.append(_decision_row(ln["url"], "skipped", reason, f"found on {ln['parent']}", self.wave,
                                                ln["depth"], ln["parent"]))
         _write(os.path.join(d, "admission"), "crawl_log", CRAWL_LOG, admission, self.provenance)
+        self.order.learn(_rows(os.path.join(d, "pages"), ORDER_COLUMNS))
+        self.order.rescore(f.pending)
         _write(os.path.join(d, "next"), "crawl_frontier", FRONTIER, f.leftovers(), self.provenance)
         if self.write_warc:
             from crawl.warc import write_warc
@@ -358,10 +366,12 @@ class CrawlDriver:
         with DatasetWriter(log_dir, "crawl_log", CRAWL_LOG, self.provenance, overwrite=True) as w:
             w.write_rows(self.seed_log)
             for wv in waves:
+                why = {r["url"]: r for r in _rows(os.path.join(_wave_dir(self.out, wv), "frontier"),
+                                                  ["url", "priority", "priority_parts"])}
                 for part in ("log", "admission"):
                     dd = os.path.join(_wave_dir(self.out, wv), part)
                     if _is_dataset(dd):
-                        w.write_table(ShardDataset(dd).to_table())
+                        w.write_table(_with_priority(ShardDataset(dd).to_table(), why if part == "log" else {}))
             w.write_rows(limit_rows)
         from pipelines.crawl_report import write_crawl_report
         summary = write_crawl_report(pages_dir, log_dir, pending=len(leftovers))
@@ -387,6 +397,19 @@ class CrawlDriver:
         return pages_dir, summary
 
 
+ORDER_COLUMNS = ["url", "status", "text", "outlinks"]
+
+
+def _with_priority(table, why: dict[str, dict]):
+    """The wave's log with each fetched URL's priority and its parts (from the wave's frontier)."""
+    import pyarrow as pa
+    urls = table.column("url").to_pylist()
+    pri = pa.array([(why.get(u) or {}).get("priority") for u in urls], pa.float64())
+    parts = pa.array([(why.get(u) or {}).get("priority_parts") for u in urls], pa.string())
+    table = table.set_column(table.schema.get_field_index("priority"), "priority", pri)
+    return table.set_column(table.schema.get_field_index("priority_parts"), "priority_parts", parts)
+
+
 def _decision_row(url: str, decision: str, reason: str | None, detail: str, wave: int, depth: int = 0,
                   parent: str | None = None) -> dict[str, Any]:
     from crawl.crawler import log_id
@@ -405,7 +428,7 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
               max_pages: int = 1000, max_depth: int = 3, delay: float = 1.0, resume: bool = False,
               beam_args: Sequence[str] = (), write_warc: bool = False, progress: bool = True,
               crawl_config: CrawlConfig | None = None, frontier_config: FrontierConfig | None = None,
-              **overrides) -> tuple[str, dict]:
+              order: str = "learned", target_languages: Sequence[str] = ("en",), **overrides) -> tuple[str, dict]:
     """Crawl `seeds` into `out_dir`; returns (pages dataset path, summary dict). For the demo and tests.
 
     Extra keyword arguments set CrawlConfig / FrontierConfig fields by name (e.g. read_timeout=2)."""
@@ -423,7 +446,7 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
     if cc.render not in ("auto", "always", "never"):
         raise ConfigError(f"--render must be auto, always or never (got {cc.render!r})")
     return CrawlDriver(seeds, out_dir, cc, fc, beam_args, resume=resume, write_warc=write_warc,
-                       progress=progress).run()
+                       progress=progress, order=order, target_languages=target_languages).run()
 
 
 def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = "CiderBot",

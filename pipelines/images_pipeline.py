@@ -35,6 +35,7 @@ from filters.clip_select import (ClipSelectConfig, base_cut, clip_reason, coarse
 from filters.image_dedup import band_entries, bucket_edges, duplicate_label, node_key, star_edges
 from filters.image_check import ImageCheckConfig, check_image
 from filters.image_fetch import ImageFetchConfig
+from filters.ocr_text_rich import TextRichConfig
 
 # Columns this stage adds after the shared PAIRS / INTERLEAVED columns (contract: add, never rename).
 PAIRS_OUT = pa.schema(list(PAIRS) + [
@@ -45,6 +46,9 @@ PAIRS_OUT = pa.schema(list(PAIRS) + [
     pa.field("orig_height", pa.int32()),
     pa.field("language_score", pa.float32()),
     pa.field("pii_count", pa.int32()),
+    pa.field("ocr_text", pa.string()),    # --ocr: text of a text-rich image (filters/ocr_text_rich.py)
+    pa.field("ocr_score", pa.float32()),  # --ocr: mean OCR word confidence 0-1 (null: not OCR'd)
+    pa.field("ocr_chars", pa.int32()),    # --ocr: confidently read characters
 ])
 INTERLEAVED_OUT = pa.schema(list(INTERLEAVED) + [
     pa.field("images_in", pa.int32()),
@@ -79,6 +83,7 @@ class ImagesConfig:
     store_dropped_images: bool = True          # keep image bytes on dropped rows (re-thresholding)
     samples_per_reason: int = 20
     sheet_tiles: int = 24
+    ocr: TextRichConfig | None = None          # OCR images that passed their checks (off: unchanged speed)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -167,6 +172,13 @@ def make_pairs(ref: dict[str, Any], info: dict[str, Any] | None, cfg: ImagesConf
     if cfg.captions and normalize(ref.get("caption")):
         sources.append(("caption", ref["caption"]))
     rows = []
+    ocr_cols: dict[str, Any] = {}
+    if cfg.ocr is not None and info.get("image") is not None and not info.get("reason") \
+            and ref["page_training_allowed"] and info.get("training_allowed", True):
+        from filters.ocr_text_rich import read_text  # noqa: PLC0415
+        ocr_cols = read_text(info["image"], ref.get("page_language"), cfg.ocr)  # the page's language picks the model
+        if cfg.pii and ocr_cols.get("ocr_text"):
+            ocr_cols["ocr_text"] = scrub_pii(ocr_cols["ocr_text"])[0]
     for source, raw in sources:
         text = normalize(raw)
         reason = None
@@ -193,7 +205,8 @@ def make_pairs(ref: dict[str, Any], info: dict[str, Any] | None, cfg: ImagesConf
         meta = {"alt_raw": ref["alt"], "caption": ref.get("caption"), "position": ref.get("position"),
                 "text_before": (ref.get("text_before") or "")[-CONTEXT_CHARS:],
                 "text_after": (ref.get("text_after") or "")[:CONTEXT_CHARS], "detail": info.get("detail") or "",
-                "status": info.get("status"), "animated": info.get("animated")}   # no timings: output is deterministic
+                "status": info.get("status"), "animated": info.get("animated"),
+                "ocr_reason": ocr_cols.get("ocr_reason")}   # no timings: output is deterministic
         rows.append({
             "id": pair_id(ref, source), "image": info.get("image") if keep_bytes else None,
             "mime": info.get("mime"), "width": info.get("width"), "height": info.get("height"),
@@ -202,7 +215,8 @@ def make_pairs(ref: dict[str, Any], info: dict[str, Any] | None, cfg: ImagesConf
             "meta_json": None, "image_url": ref["src"], "page_id": ref["page_id"],
             "orig_format": info.get("orig_format"), "orig_width": info.get("orig_width"),
             "orig_height": info.get("orig_height"), "language_score": round(float(lang_score), 4),
-            "pii_count": pii_n, "_meta": meta, "_has_image": has_image, "_img": info.get("image"),
+            "pii_count": pii_n, "ocr_text": ocr_cols.get("ocr_text"), "ocr_score": ocr_cols.get("ocr_score"),
+            "ocr_chars": ocr_cols.get("ocr_chars"), "_meta": meta, "_has_image": has_image, "_img": info.get("image"),
         })
     return rows
 

@@ -20,6 +20,14 @@ def configure(p):
     p.add_argument("--max-pages-per-host", type=int, default=0, help="pages per host (default: no limit)")
     p.add_argument("--max-depth", type=int, default=3, help="link depth from the seeds (default 3)")
     p.add_argument("--wave-size", type=int, default=500, help="URLs per wave (default 500)")
+    p.add_argument("--order", choices=["learned", "shape"], default="learned",
+                   help="frontier order: learned (default) starts from the URL-shape priority and adds what the "
+                        "fetched pages teach per host and path prefix (text-filter pass rate, language, topic "
+                        "saturation) and the link's anchor text; shape uses the URL shape alone. Each fetched URL's "
+                        "priority and its parts are in OUT/log (priority, priority_parts)")
+    p.add_argument("--target-languages", nargs="+", default=["en"], metavar="LANG",
+                   help="with --order learned: languages whose pages count as wanted (default en); "
+                        "e.g. --target-languages en fr de")
     p.add_argument("--scope", choices=["seeds", "any"], default="seeds",
                    help="follow links only on the seeds' hosts (default) or anywhere")
     p.add_argument("--include", action="append", default=[], metavar="REGEX", help="only crawl URLs matching")
@@ -52,6 +60,8 @@ def configure(p):
                    help="largest page body for a page headed for rendering, e.g. a single-file JavaScript app "
                         "that keeps its content in a hidden store (default 24 MiB; --render never: unused)")
     p.add_argument("--retries", type=int, default=2, help="retries on 5xx/timeouts (default 2)")
+    p.add_argument("--no-pdf", action="store_true", help="skip application/pdf responses (by default a fetched PDF's "
+                   "text layer becomes a page; encrypted, broken or oversized ones are logged with a pdf:* reason)")
     p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
     p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
     p.add_argument("--warc", nargs="+", metavar="FILE", help="import these WARC files instead of crawling")
@@ -108,7 +118,7 @@ def run(args, beam_args) -> int:
                      max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
                      render_max_bytes=args.render_max_bytes,
-                     sitemaps=not args.no_sitemaps, skip_media=not args.keep_media, render_workers=args.browsers,
+                     sitemaps=not args.no_sitemaps, pdf=not args.no_pdf, skip_media=not args.keep_media, render_workers=args.browsers,
                      render_pages_per_browser=args.pages_per_browser, render_context_reuse=args.context_reuse,
                      progress_every=0.0 if args.quiet else 10.0)
     fc = FrontierConfig(max_pages_per_host=args.max_pages_per_host, wave_size=args.wave_size, scope=args.scope,
@@ -116,6 +126,7 @@ def run(args, beam_args) -> int:
     pages, summary = run_crawl(seeds, args.out, allow_private=args.allow_private, render=args.render,
                                max_pages=args.max_pages, max_depth=args.max_depth, delay=args.delay,
                                resume=args.resume, beam_args=beam_args, write_warc=args.write_warc,
-                               progress=not args.quiet, crawl_config=cc, frontier_config=fc)
+                               progress=not args.quiet, crawl_config=cc, frontier_config=fc, order=args.order,
+                               target_languages=args.target_languages)
     print(json.dumps({"pages": pages, **summary}, indent=1))
     return 0

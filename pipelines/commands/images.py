@@ -61,6 +61,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--no-pii", action="store_true", help="do not scrub PII in pair texts")
     t.add_argument("--max-alt-chars", type=int, default=500)
     f = p.add_argument_group("fetching")
+    o = p.add_argument_group("text-rich images (OCR)")
+    o.add_argument("--ocr", action="store_true", help="OCR every image that passed its checks (tesseract, model "
+                   "picked by the page's language); a text-rich one gets its text in the ocr_text column, every one "
+                   "its ocr_score and ocr_chars beside clip_score. Off by default: OCR costs far more than the rest")
+    o.add_argument("--ocr-min-chars", type=int, default=None, metavar="N",
+                   help="confidently read characters for an image to be text-rich (default: the threshold set on "
+                        "dev images by bench/ocr_text_rich.py); e.g. --ocr --ocr-min-chars 60")
+    o.add_argument("--ocr-timeout", type=float, default=10.0, help="seconds of OCR per image (default 10)")
     f.add_argument("--warc", nargs="+", metavar="FILE", default=None,
                    help="read images from these WARC files (records matched to the pages' <img src> by canonical "
                         "URL) instead of fetching them, e.g. the files the pages were imported from")
@@ -84,6 +92,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if args.clip_model and not args.clip_checkpoint and not args.clip_random_init:
         raise ConfigError("--clip-model without --clip-checkpoint would score with random weights; pass "
                           "--clip-checkpoint PATH, or --clip-random-init for a benchmark")
+    from filters.ocr import available as ocr_available
+    if args.ocr and not ocr_available():
+        raise ConfigError("--ocr needs tesseract (make system-deps)")
     if args.clip_batch_size < 1:
         raise ConfigError("--clip-batch-size must be >= 1")
     ckpt = args.clip_checkpoint
@@ -102,7 +113,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         near_dup_distance=args.near_dup_distance,
         languages=tuple(x.strip() for x in args.languages.split(",") if x.strip()) if args.languages else None,
         pii=not args.no_pii, captions=not args.no_captions,
-        warc_files=tuple(args.warc) if args.warc else None, warc_missing=args.warc_missing)
+        warc_files=tuple(args.warc) if args.warc else None, warc_missing=args.warc_missing,
+        ocr=_ocr_config(args))
     print(f"images: {args.pages} -> {args.out} (CLIP {args.clip_model or 'from checkpoint'}"
           f"{', ' + ckpt if ckpt else ', random init'})", flush=True)
     s = run_images(args.pages, args.out, config=cfg, beam_args=beam_args, overwrite=args.overwrite)
@@ -113,3 +125,15 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     print(f"images: {s['documents']} interleaved documents in {s['interleaved_dir']}; pairs in {s['pairs_dir']}; "
           f"reports in */_report/ (render with `cidermill report DIR`)")
     return 0
+
+
+def _ocr_config(args):
+    from corpus.errors import ConfigError
+    from filters.ocr_text_rich import TextRichConfig
+    if not args.ocr:
+        return None
+    if (args.ocr_min_chars is not None and args.ocr_min_chars < 0) or args.ocr_timeout <= 0:
+        raise ConfigError("--ocr-min-chars must be >= 0 and --ocr-timeout > 0")
+    d = TextRichConfig()
+    return TextRichConfig(min_chars=d.min_chars if args.ocr_min_chars is None else args.ocr_min_chars,
+                          min_word_confidence=d.min_word_confidence, timeout_s=args.ocr_timeout)

@@ -134,3 +134,34 @@ def test_pdf_records_in_a_warc_become_pages(tmp_path):
     assert [r["url"] for r in rows] == ["http://a.test/manual.pdf"] and LINE in rows[0]["text"]
     assert rows[0]["content_type"] == "application/pdf" and rows[0]["title"] == "Quince press manual"
     assert skipped["pdf:encrypted"] == 1
+
+
+def test_live_crawl_fetches_pdfs_and_refuses_bad_ones(tmp_path):
+    """application/pdf from a server on 127.0.0.1: the text layer becomes a page, bad files a reason."""
+    from crawl_testsite import LocalSite, Route
+
+    from corpus.reader import ShardDataset
+    from pipelines.crawl_pipeline import run_crawl
+
+    good = text_pdf(pages=2)
+    pdf = "application/pdf"
+    home = ('<html><body><main><p>Manuals for the press.</p><a href="/manual.pdf">manual</a> '
+            '<a href="/locked.pdf">locked</a> <a href="/cut.pdf">cut</a> <a href="/fake.pdf">fake</a></main></body></html>')
+    routes = {"/robots.txt": Route("User-agent: *\nAllow: /\n", ctype="text/plain"), "/": Route(home),
+              "/manual.pdf": Route(good, ctype=pdf),
+              "/locked.pdf": Route(_pike(good, encryption=pikepdf.Encryption(owner="o", user="u")), ctype=pdf),
+              "/cut.pdf": Route(good[: len(good) // 3], ctype=pdf),
+              "/fake.pdf": Route(b"<html>not a pdf</html>", ctype=pdf)}
+    with LocalSite(routes) as site:
+        pages_dir, _ = run_crawl([site.url + "/"], str(tmp_path / "c"), allow_private=True, render="never", delay=0,
+                                 max_pages=10, max_depth=1, sitemaps=False, retries=0, progress=False,
+                                 order="shape")
+    pages = {r["url"].rsplit("/", 1)[1]: r for r in ShardDataset(pages_dir).iter_rows()}
+    assert set(pages) == {"", "manual.pdf"}
+    m = pages["manual.pdf"]
+    assert m["content_type"] == pdf and m["title"] == "Quince press manual" and m["training_allowed"]
+    assert LINE in m["text"] and "Chapter 2: Installing the quince press" in m["text"]
+    log = {r["url"].rsplit("/", 1)[1]: r for r in ShardDataset(str(tmp_path / "c" / "log")).iter_rows()}
+    assert log["manual.pdf"]["decision"] == "fetched"
+    assert {k: log[k]["reason"] for k in ("locked.pdf", "cut.pdf", "fake.pdf")} == {
+        "locked.pdf": "pdf:encrypted", "cut.pdf": "pdf:broken", "fake.pdf": "pdf:not_pdf"}
