@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import write_pages  # tests/images/conftest.py (pytest puts this dir on sys.path)
+from images_site import write_pages
 from corpus.reader import ShardDataset
 from corpus.report import read_report, report_dir
 from corpus.verify import verify_dataset

@@ -99,7 +99,7 @@ def test_warc_first_then_live_fetch_for_the_rest(image_site, tiny_clip, tmp_path
     the others are fetched through the crawl rules."""
     from warcio.warcwriter import WARCWriter
 
-    from conftest import write_pages
+    from images_site import write_pages
     from filters.image_check import check_image
     from pipelines.cli import main
 
