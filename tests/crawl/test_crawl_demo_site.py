@@ -145,7 +145,9 @@ def test_bad_inputs_are_skip_reasons(crawl):
         by_path.setdefault(_path(r["url"]) if r["url"].startswith("http") and "://" in r["url"] else r["url"], r)
     assert by_path["/bad/binary.html"]["reason"] == "binary_content"
     assert by_path["/huge.html"]["reason"] == "too_large"
-    assert by_path["/files/annual-report.pdf"]["reason"] == "wrong_type"
+    assert by_path["/files/harvest.csv"]["reason"] == "wrong_type"
+    # PDFs are a source now (crawl/pdf.py); this one has no pages and no xref: refused with its reason
+    assert by_path["/files/annual-report.pdf"]["reason"] == "pdf:broken"
     invalid = [r for r in crawl["log"] if r["reason"] == "invalid_url"]
     assert invalid and all(r["parent"].endswith("/bad/invalid-links.html") for r in invalid)
     gt = crawl["gt"]["paths"]
