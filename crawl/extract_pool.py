@@ -33,9 +33,13 @@ def resolve_workers(n: int) -> int:
     return n or available_cores()
 
 
+_WARM_PAGE = ("<html><head><title>warm</title></head><body><article><h1>Warm up</h1>"
+              + "<p>A paragraph of words that reads like a page, so every import is done.</p>" * 5
+              + "<a href='/x'>x</a></article></body></html>")
+
+
 def _warm(pause: float) -> int:
-    from crawl.extract import _model  # noqa: PLC0415
-    _model()  # the block model loads once per worker, before the first page
+    extract_page(_WARM_PAGE, "http://warm.invalid/", fast=True)  # imports and the block model, once per worker
     time.sleep(pause)  # held briefly, so each warm-up call lands on its own worker
     return os.getpid()
 
