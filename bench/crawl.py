@@ -8,8 +8,14 @@ the rendered run crawls --rendered pages of a same-sized site whose pages add te
 CPU per page (crawler process, site servers, browser process trees) is printed beside the rates,
 since a busy machine moves the rates more than the CPU figures. About 2.5 minutes.
 
+The static crawl runs side by side in one run, on the same site served fresh for each peer:
+cidermill with extraction in its own process (--extract-workers 1), cidermill with one extract
+worker per core, and (--scrapy) Scrapy; medians over --rounds go to bench/results/crawl.json.
+CPU per page counts the crawler and its extract workers, not the site servers.
+
     .venv/bin/python bench/crawl.py [--pages 5000] [--hosts 8] [--rendered 200] [--render-workers 2]
                                     [--pages-per-browser 4] [--beam] [--scrapy] [--scratch DIR]
+                                    [--extract-workers 0] [--rounds 1]
 
 --scrapy adds the peer on the same generated site in the same run: Scrapy (installed by this script
 into a bench venv, SCRATCH/scrapyvenv) obeying robots.txt with no delay, extracting each page's main
@@ -22,6 +28,7 @@ import http.server
 import os
 import random
 import shutil
+import statistics
 import socket
 import sys
 import tempfile
@@ -30,6 +37,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from proctree import children_cpu  # noqa: E402  (bench/ is on sys.path: the script's folder)
+from results import save_result, start_conditions  # noqa: E402
 
 WORDS = ("apple orchard cider press harvest blossom bee tree farmer autumn juice barrel cellar yeast "
          "ferment bottle cork taste sweet sharp dry valley river hill village market season frost").split()
@@ -141,16 +149,22 @@ class Sites:
 
 
 def bench_library(seeds: list[str], n_pages, render: str, render_workers: int, pages_per_browser: int = 4,
-                  context_reuse: int = 1):
+                  context_reuse: int = 1, extract_workers: int = 1):
     """Fetch + (render) + extract every page with one WaveCrawler (all hosts in parallel), no Beam.
-    Returns (pages, seconds, browser CPU seconds); browsers start before the clock does."""
+    Returns (pages, seconds, browser CPU seconds); browsers and extract workers start before the
+    clock does."""
     from crawl.crawler import CrawlConfig, WaveCrawler
+    from crawl.extract_pool import shared_pool
     from crawl.frontier import Frontier, FrontierConfig
 
     cfg = CrawlConfig(allow_private=True, delay=0, render=render, sitemaps=False, retries=0,
                       max_parallel_hosts=len(seeds), render_workers=render_workers, render_idle_ms=1500,
-                      render_pages_per_browser=pages_per_browser, render_context_reuse=context_reuse)
+                      render_pages_per_browser=pages_per_browser, render_context_reuse=context_reuse,
+                      extract_workers=extract_workers)
     crawler = WaveCrawler(cfg)
+    pool = shared_pool(extract_workers)
+    if pool is not None:
+        pool.start()
     browser_cpu0 = 0.0
     if render != "never":
         crawler.renderer.start()
@@ -179,7 +193,7 @@ SCRAPY_RUNNER = r'''
 import json, sys, time
 import scrapy, trafilatura
 from scrapy.crawler import CrawlerProcess
-seeds, limit = json.loads(sys.argv[1]), int(sys.argv[2])
+seeds, limit, per_domain = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 count = {"pages": 0, "chars": 0}
 
 class Site(scrapy.Spider):
@@ -193,7 +207,7 @@ class Site(scrapy.Spider):
             yield response.follow(href, self.parse)
 
 proc = CrawlerProcess({"ROBOTSTXT_OBEY": True, "DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS": 32,
-                       "CONCURRENT_REQUESTS_PER_DOMAIN": 8, "CLOSESPIDER_PAGECOUNT": limit,
+                       "CONCURRENT_REQUESTS_PER_DOMAIN": per_domain, "CLOSESPIDER_PAGECOUNT": limit,
                        "LOG_LEVEL": "ERROR", "TELNETCONSOLE_ENABLED": False, "DEPTH_LIMIT": 5})
 proc.crawl(Site)
 t0, c0 = time.perf_counter(), time.process_time()
@@ -217,14 +231,17 @@ def ensure_scrapy(scratch: str) -> str:
     return py
 
 
-def bench_scrapy(py: str, seeds: list[str], n_pages: int) -> dict:
+def bench_scrapy(py: str, seeds: list[str], n_pages: int, per_domain: int = 64) -> dict:
+    """Scrapy keys its slots by host name without the port, so the generated hosts (ports of
+    127.0.0.1) share one slot: `per_domain` requests at once across all of them. At 8 it waits on
+    latency, not CPU; the default gives it its best rate (still delay 0)."""
     import json
     import subprocess
     # a file, not `-c`: Scrapy reads its callbacks' source code
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(py))), "scrapy_runner.py")
     with open(script, "w", encoding="utf-8") as f:
         f.write(SCRAPY_RUNNER)
-    r = subprocess.run([py, script, json.dumps(seeds), str(n_pages)], capture_output=True, text=True, timeout=1800)
+    r = subprocess.run([py, script, json.dumps(seeds), str(n_pages), str(per_domain)], capture_output=True, text=True, timeout=1800)
     if r.returncode != 0:
         raise SystemExit(f"scrapy run failed: {r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -241,29 +258,75 @@ def main() -> int:
                     help="pages of one host per browser context in the second rendered run (the first: a fresh context each)")
     ap.add_argument("--beam", action="store_true", help="also time the Beam run_crawl end to end")
     ap.add_argument("--scrapy", action="store_true", help="also crawl the same site with Scrapy + trafilatura")
+    ap.add_argument("--extract-workers", type=int, default=0, help="extract workers of the second cidermill "
+                    "run (default 0: one per core)")
+    ap.add_argument("--scrapy-per-domain", type=int, default=64, help="Scrapy's CONCURRENT_REQUESTS_PER_DOMAIN "
+                    "(all generated hosts share one Scrapy slot)")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of every peer; medians are reported")
     ap.add_argument("--scratch", default="/tmp/cidermill-bench", help="where the Scrapy bench venv lives")
     args = ap.parse_args()
     scrapy_py = ensure_scrapy(args.scratch) if args.scrapy else None
+    from crawl.extract_pool import resolve_workers
+    start = start_conditions()
+    all_workers = resolve_workers(args.extract_workers)
     per_host = max(2, args.pages // args.hosts)
     sites = Sites(args.hosts, per_host, js=False, seed0=0)
     bench_library(sites.seeds[:1], 5, "never", 1)  # warm-up: imports, first connections
     sites.close()
-    sites = Sites(args.hosts, per_host, js=False, seed0=1000)
-    cpu0, srv0 = time.process_time(), sites.cpu()
-    n, dt, _ = bench_library(sites.seeds, per_host * args.hosts, "never", 1)
-    cpu, srv = time.process_time() - cpu0, sites.cpu() - srv0
-    static = n / dt
-    print(f"static CPU per page: crawler {cpu / n * 1000:.2f} ms, site servers {srv / n * 1000:.2f} ms")
-    print(f"static fetch+extract (library): {n} pages in {dt:.1f}s = {static:.1f} pages/s "
-          f"({args.hosts} hosts, delay 0)  target 200: ratio {static / 200:.2f}")
+    peers = [(f"cidermill, 1 extract worker (in-process)", 1), (f"cidermill, {all_workers} extract workers", all_workers)]
     if scrapy_py:
-        r = bench_scrapy(scrapy_py, sites.seeds, per_host * args.hosts)
-        peer = r["pages"] / r["seconds"]
-        print(f"static crawl, Scrapy + trafilatura in its callback (same site, same run): {r['pages']} pages in "
-              f"{r['seconds']:.1f}s = {peer:.1f} pages/s, CPU {r['cpu'] / max(1, r['pages']) * 1000:.2f} ms/page; "
-              f"cidermill/Scrapy: {static / peer:.2f}x (target 1.4x)")
+        peers.append(("Scrapy + trafilatura in its callback", None))
+    runs: dict[str, list[dict]] = {name: [] for name, _ in peers}
+    for rnd in range(args.rounds):
+        for name, workers in peers:  # the same generated site (seed 1000) served fresh for every peer
+            sites = Sites(args.hosts, per_host, js=False, seed0=1000)
+            cpu0, kids0, srv0 = time.process_time(), children_cpu(), sites.cpu()
+            if workers is None:
+                r = bench_scrapy(scrapy_py, sites.seeds, per_host * args.hosts, args.scrapy_per_domain)
+                n, dt, cpu = r["pages"], r["seconds"], r["cpu"]
+            else:
+                n, dt, _ = bench_library(sites.seeds, per_host * args.hosts, "never", 1, extract_workers=workers)
+                srv = sites.cpu() - srv0
+                # this process plus its extract workers; the site servers are children too, so out
+                cpu = time.process_time() - cpu0 + children_cpu() - kids0 - srv
+            sites.close()
+            runs[name].append({"pages": n, "seconds": round(dt, 2), "pages_per_s": round(n / dt, 1),
+                               "cpu_ms_per_page": round(cpu / max(1, n) * 1000, 2), "loadavg": os.getloadavg()[0]})
+            print(f"round {rnd + 1}: {name}: {n} pages in {dt:.1f}s = {n / dt:.1f} pages/s, "
+                  f"CPU {cpu / max(1, n) * 1000:.2f} ms/page (load {os.getloadavg()[0]:.1f})", flush=True)
+    med = {name: {"pages_per_s": statistics.median(r["pages_per_s"] for r in rs),
+                  "cpu_ms_per_page": statistics.median(r["cpu_ms_per_page"] for r in rs),
+                  "pages": rs[0]["pages"]} for name, rs in runs.items()}
+    print(f"\nstatic crawl, {per_host * args.hosts} pages on {args.hosts} hosts, delay 0, medians of "
+          f"{args.rounds} round(s):")
+    for name, m in med.items():
+        print(f"  {name:42s} {m['pages_per_s']:8.1f} pages/s  {m['cpu_ms_per_page']:7.2f} ms CPU/page")
+    one, many = med[peers[0][0]], med[peers[1][0]]
+    headline = [{"what": f"crawl, {all_workers} extract workers vs 1 (static site, {one['pages']} pages)",
+                 "figure": f"{many['pages_per_s']:.0f} vs {one['pages_per_s']:.0f} pages/s "
+                           f"({many['pages_per_s'] / one['pages_per_s']:.2f}x)", "target": "uses every core"}]
+    if scrapy_py:
+        peer = med[peers[2][0]]
+        ratio = many["pages_per_s"] / peer["pages_per_s"]
+        print(f"  cidermill ({all_workers} extract workers) / Scrapy + trafilatura: {ratio:.2f}x (target 1.4x)")
+        headline.append({"what": "crawl vs Scrapy + trafilatura (static site, extraction in both)",
+                         "figure": f"{many['pages_per_s']:.0f} vs {peer['pages_per_s']:.0f} pages/s ({ratio:.2f}x); "
+                                   f"CPU {many['cpu_ms_per_page']:.1f} vs {peer['cpu_ms_per_page']:.1f} ms/page",
+                         "target": ">= 1.4x"})
+    path = save_result("crawl", {
+        "site": {"pages": per_host * args.hosts, "hosts": args.hosts, "delay": 0, "served_by": "http.server "
+                 "(threaded, one child process, TCP_NODELAY)", "robots_obeyed": True},
+        "scrapy": {"concurrent_requests": 32, "concurrent_requests_per_domain": args.scrapy_per_domain,
+                   "extraction": "trafilatura.extract(response.text) in the parse callback"},
+        "cidermill": {"connections_per_host": 1, "parallel_hosts": args.hosts, "api": "WaveCrawler (no Beam)"},
+        "rounds": args.rounds, "runs": runs, "medians": med, "headline": headline,
+        "not_covered": "rendered pages, Beam wave overhead (library WaveCrawler), real network latency, "
+                       "politeness delays (delay 0 on loopback)"},
+        packages=["apache-beam", "lxml", "trafilatura"], start=start)
+    print("wrote", path)
     if args.beam:
         from pipelines.crawl_pipeline import run_crawl
+        sites = Sites(args.hosts, per_host, js=False, seed0=1000)
         tmp = tempfile.mkdtemp(prefix="crawlbench-")
         try:
             t0 = time.perf_counter()
@@ -276,7 +339,7 @@ def main() -> int:
                   f"{summ['fetched'] / dt:.1f} pages/s")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    sites.close()
+            sites.close()
     if args.rendered and os.path.exists("/usr/bin/chromium"):
         for k, reuse in enumerate(sorted({1, max(1, args.context_reuse)})):
             rsites = Sites(args.hosts, per_host, js=True, seed0=100 + 10 * k)

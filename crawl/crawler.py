@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import datetime as _dt
+from collections import deque
 import hashlib
 import threading
 from dataclasses import asdict, dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 
 from corpus.schemas import compress_html
 from crawl.extract import extract_page
+from crawl.extract_pool import ExtractPool, shared_pool
 from crawl.fetch import HTML_TYPES, PDF_TYPES, FetchConfig, Fetcher, FetchResult, mime_of
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
@@ -59,6 +61,7 @@ class CrawlConfig:
     skip_media: bool = True
     sitemaps: bool = True
     fast_extract: bool = True               # trafilatura's vote without its fallbacks (the model was trained so)
+    extract_workers: int = 0                  # extraction processes (0: one per core; 1: in the crawler's process)
     keep_raw_html: bool = True
     pdf: bool = True                        # fetch application/pdf too (text layer via crawl.pdf)
     progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
@@ -180,14 +183,73 @@ class WaveCrawler:
 
     # -- one host ------------------------------------------------------------------------------
     def crawl_host(self, entries: list[dict]) -> WaveOutput:
+        pool = shared_pool(self.config.extract_workers)
+        if pool is None:
+            out = WaveOutput()
+            for e in entries:
+                try:
+                    self._crawl_one(e, out)
+                except Exception as ex:  # noqa: BLE001  (one bad page never stops the crawl)
+                    out.log.append(self._internal_error(e, ex))
+                self._tick()
+            return out
+        return self._crawl_host_pooled(entries, pool)
+
+    def _internal_error(self, e: dict, ex: BaseException) -> dict[str, Any]:
+        return self._log(e, "skipped", "internal_error", f"{type(ex).__name__}: {ex}")
+
+    def _crawl_one(self, e: dict, out: WaveOutput) -> None:
+        """One URL with extraction in this process."""
+        steps = self._crawl_steps(e, out)
+        try:
+            html, url = next(steps)
+        except StopIteration:
+            return
+        try:
+            steps.send(extract_page(html, url, fast=self.config.fast_extract))
+        except StopIteration:
+            pass
+
+    def _crawl_host_pooled(self, entries: list[dict], pool: ExtractPool) -> WaveOutput:
+        """Fetch the host's URLs one after another (politeness unchanged) while earlier pages are
+        extracted in the pool; each URL's rows go to its own WaveOutput, joined in frontier order, so
+        the output is the in-process path's, row for row."""
         out = WaveOutput()
+        window: deque = deque()
+        ahead = 2 * pool.workers + 2  # pages fetched but not yet finished, per host
+        fast = self.config.fast_extract
         for e in entries:
+            part = WaveOutput()
+            steps = self._crawl_steps(e, part)
+            job = None
             try:
-                self._crawl_one(e, out)
-            except Exception as ex:  # noqa: BLE001  (one bad page never stops the crawl)
-                out.log.append(self._log(e, "skipped", "internal_error", f"{type(ex).__name__}: {ex}"))
-            self._tick()
+                html, url = next(steps)
+                job = (html, url, pool.submit(html, url, fast))
+            except StopIteration:
+                pass
+            except Exception as ex:  # noqa: BLE001
+                part.log.append(self._internal_error(e, ex))
+            window.append((e, part, steps, job))
+            while len(window) > ahead:
+                self._finish_pooled(window.popleft(), pool, fast, out)
+        while window:
+            self._finish_pooled(window.popleft(), pool, fast, out)
         return out
+
+    def _finish_pooled(self, item, pool: ExtractPool, fast: bool, out: WaveOutput) -> None:
+        e, part, steps, job = item
+        if job is not None:
+            html, url, fut = job
+            try:
+                steps.send(pool.result(fut, html, url, fast))
+            except StopIteration:
+                pass
+            except Exception as ex:  # noqa: BLE001
+                part.log.append(self._internal_error(e, ex))
+            finally:
+                steps.close()
+        out.extend(part)
+        self._tick()
 
     def _tick(self) -> None:
         every = self.config.progress_every
@@ -237,7 +299,9 @@ class WaveCrawler:
                     out.links.append(link_row(u, 1, sm_url, "sitemap"))
                     found += 1
 
-    def _crawl_one(self, e: dict, out: WaveOutput) -> None:
+    def _crawl_steps(self, e: dict, out: WaveOutput):
+        """One URL, as a generator: it yields (html, url) once when the page needs extracting and
+        takes the Extraction back by send(), so the caller decides where extraction runs."""
         c = self.config
         url = e["url"]
         reason = self.policy.check(url)
@@ -307,7 +371,7 @@ class WaveCrawler:
                 noindex, nofollow = noindex or n2, nofollow or f2
             else:
                 render_err = r.error
-        ex = extract_page(rendered_html or html, final, fast=c.fast_extract) if not noindex else None
+        ex = (yield rendered_html or html, final) if not noindex else None
         if ex is not None and not ex.text and visible_text and visible_text.strip():
             # no block passed as main content: what the browser shows beats nothing
             ex.text, ex.error = visible_text.strip(), "main_content_from_inner_text"

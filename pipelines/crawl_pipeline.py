@@ -182,7 +182,8 @@ class CrawlDriver:
         self.beam_args = list(beam_args)
         self.resume, self.write_warc, self.progress = resume, write_warc, progress
         self.frontier = Frontier(frontier_cfg)
-        self.provenance = make_provenance("pages", {"crawl": crawl_cfg.to_json(), "frontier": frontier_cfg.to_json()},
+        crawl_json = {k: v for k, v in crawl_cfg.to_json().items() if k != "extract_workers"}  # where, not what
+        self.provenance = make_provenance("pages", {"crawl": crawl_json, "frontier": frontier_cfg.to_json()},
                                           list(self.seeds))
         self.seed_log: list[dict] = []
         self.wave = 0

@@ -51,6 +51,9 @@ def configure(p):
     p.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host (default 1)")
     p.add_argument("--ignore-crawl-delay", action="store_true", help="do not honour robots.txt Crawl-delay")
     p.add_argument("--max-crawl-delay", type=float, default=10.0, help="cap on an honoured Crawl-delay (s)")
+    p.add_argument("--extract-workers", type=int, default=0, metavar="N",
+                   help="processes extracting main content while pages are fetched (default 0: one per core; "
+                        "1: in the crawler's own process); the output is the same for any N")
     p.add_argument("--parallel-hosts", type=int, default=8, help="hosts crawled at once per worker (default 8)")
     p.add_argument("--timeout", type=float, default=10.0, help="read timeout per request in seconds (default 10)")
     p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024,
@@ -111,6 +114,8 @@ def run(args, beam_args) -> int:
                  "context_reuse"):
         if getattr(args, name) < (0 if name == "max_depth" else 1):
             raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+    if args.extract_workers < 0:
+        raise ConfigError("--extract-workers must be >= 0 (0: one per core)")
     if args.delay < 0 or args.timeout <= 0 or args.max_bytes <= 0 or args.render_max_bytes <= 0:
         raise ConfigError("--delay must be >= 0, --timeout, --max-bytes and --render-max-bytes > 0")
     cc = CrawlConfig(user_agent=args.user_agent, optout_token=args.optout_token,
@@ -119,7 +124,8 @@ def run(args, beam_args) -> int:
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
                      render_max_bytes=args.render_max_bytes,
                      sitemaps=not args.no_sitemaps, pdf=not args.no_pdf, skip_media=not args.keep_media, render_workers=args.browsers,
-                     render_pages_per_browser=args.pages_per_browser, render_context_reuse=args.context_reuse,
+                     render_pages_per_browser=args.pages_per_browser, extract_workers=args.extract_workers,
+                     render_context_reuse=args.context_reuse,
                      progress_every=0.0 if args.quiet else 10.0)
     fc = FrontierConfig(max_pages_per_host=args.max_pages_per_host, wave_size=args.wave_size, scope=args.scope,
                         include=args.include, exclude=args.exclude)

@@ -1,0 +1,115 @@
+"""Main-content extraction in worker processes, so a crawl uses every core.
+
+Fetching is I/O and stays in the crawler's host threads (politeness per host stays in one place);
+extraction (parse + block model, pure CPU) holds the GIL, so threads cannot share it out. An
+`ExtractPool` sends each page's HTML to one of N spawned processes and hands back a Future of the
+same `Extraction` that `extract_page` returns in-process: the crawler keeps its rows in frontier
+order, so the output does not depend on N. A worker that dies is replaced and its pages are
+extracted again in the crawler's own process: a crash costs time, never a page.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing as mp
+import os
+import threading
+import time
+
+from crawl.extract import Extraction, extract_page
+
+
+def available_cores() -> int:
+    """Cores this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_workers(n: int) -> int:
+    """--extract-workers: 0 means one per available core."""
+    if n < 0:
+        raise ValueError(f"extract workers must be >= 0 (0: one per core), got {n}")
+    return n or available_cores()
+
+
+_WARM_PAGE = ("<html><head><title>warm</title></head><body><article><h1>Warm up</h1>"
+              + "<p>A paragraph of words that reads like a page, so every import is done.</p>" * 5
+              + "<a href='/x'>x</a></article></body></html>")
+
+
+def _warm(pause: float) -> int:
+    extract_page(_WARM_PAGE, "http://warm.invalid/", fast=True)  # imports and the block model, once per worker
+    time.sleep(pause)  # held briefly, so each warm-up call lands on its own worker
+    return os.getpid()
+
+
+class ExtractPool:
+    """N extraction processes (spawned: the crawler holds threads, and fork would copy their locks)."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.submitted = 0  # pages sent to the workers so far
+        self.redone = 0     # pages extracted here again because their worker died
+        self._pool: cf.ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _executor(self) -> cf.ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"))
+            return self._pool
+
+    def start(self) -> None:
+        """Start every worker and load the model in each (otherwise the first pages pay for it)."""
+        pool = self._executor()
+        for f in [pool.submit(_warm, 0.3) for _ in range(self.workers)]:
+            f.result()
+
+    def submit(self, html: str, url: str, fast: bool) -> cf.Future:
+        self.submitted += 1
+        try:
+            return self._executor().submit(extract_page, html, url, fast)
+        except cf.process.BrokenProcessPool:
+            self._reset()
+            return self._executor().submit(extract_page, html, url, fast)
+
+    def result(self, fut: cf.Future, html: str, url: str, fast: bool) -> Extraction:
+        """The worker's extraction, or the same extraction done here if the worker died."""
+        try:
+            return fut.result()
+        except cf.process.BrokenProcessPool:
+            self._reset()
+            self.redone += 1
+            return extract_page(html, url, fast=fast)
+
+    def _reset(self) -> None:
+        with self._lock:
+            broken, self._pool = self._pool, None
+        if broken is not None:
+            broken.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+# One pool per process and size, kept across crawls: spawning workers and loading the model in
+# each costs about a second, which a driver running many waves (or tests running many crawls)
+# would otherwise pay every time. The processes end with the interpreter.
+_SHARED: dict[int, ExtractPool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(workers: int) -> ExtractPool | None:
+    """The pool for `workers` processes (0: one per core), or None to extract in this process: one
+    worker asked for, or this process is a daemon (a Dask worker) and may not start children."""
+    n = resolve_workers(workers)
+    if n <= 1 or mp.current_process().daemon:
+        return None
+    with _SHARED_LOCK:
+        if n not in _SHARED:
+            _SHARED[n] = ExtractPool(n)
+        return _SHARED[n]
