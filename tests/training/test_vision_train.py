@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from pipelines.cli import main
@@ -160,6 +161,19 @@ def test_train_clip_with_vision_tower_round_trips(data, tmp_path, capsys):
     model, pre, _, _ = load_clip(checkpoint=ck)
     assert type(model.visual).__name__ == "EncoderTower"
     assert pre(Image.new("L", (30, 70))).shape == (3, 96, 96)          # letterbox policy, any mode
+    # stage 1 -> stage 2: `vision.encoder_init` loads exactly this image tower into the VLM's encoder
+    from corpus.errors import ConfigError
+    from training.vision.config import get_vision_preset
+    from training.vision.encoder import VisionEncoder
+    from training.vision.stages import load_clip_encoder
+    vcfg = get_vision_preset("vitdet-tiny")
+    enc = VisionEncoder(vcfg)
+    load_clip_encoder(ck, enc, vcfg)
+    want = model.visual.encoder.state_dict()
+    assert all(torch.equal(t, want[k]) for k, t in enc.state_dict().items())
+    with pytest.raises(ConfigError, match="not this run's encoder"):
+        other = get_vision_preset("vitdet-tiny", registers=0)
+        load_clip_encoder(ck, VisionEncoder(other), other)
 
 
 def test_model_info_vision_presets(capsys):

@@ -4,6 +4,7 @@
 vision:
   encoder: vitdet-tiny            # training.vision.config preset
   encoder_overrides: {}           # e.g. {registers: 0}
+  encoder_init: null              # a `train-clip --vision` checkpoint: stage 1's encoder starts stage 2
   adapter_tokens: 16              # image tokens per image in the LM (a square)
   small_decoder: tiny             # LM preset of stage 2's small decoder (vocab and context: the target's)
   pairs: [{name: charts, path: out/demo/synth/charts, weight: 1.0}]
@@ -56,6 +57,7 @@ class DataEntry:
 class VisionRun:
     encoder: str = "vitdet-tiny"
     encoder_overrides: dict = field(default_factory=dict)
+    encoder_init: str | None = None    # a `train-clip --vision` checkpoint: stage 1's encoder starts stage 2
     adapter_tokens: int = 16
     small_decoder: str = "tiny"
     small_decoder_overrides: dict = field(default_factory=dict)

@@ -64,6 +64,25 @@ class VisionStack(nn.Module):
         return [{"lm": lm, "adapter": adapter, "encoder": self.encoder}[p] for p in parts]
 
 
+def load_clip_encoder(path: str, encoder: nn.Module, vcfg) -> None:
+    """Load the image encoder of a `cidermill train-clip --vision` checkpoint into ``encoder``.
+
+    The checkpoint's encoder config (its metadata) must equal ``vcfg``; any other checkpoint, or
+    one whose encoder differs, is refused with one line."""
+    from safetensors.torch import load_file
+
+    from training.clip.model import read_metadata
+    if not os.path.isfile(path):
+        raise ConfigError(f"vision.encoder_init: {path}: no such CLIP checkpoint")
+    extra = json.loads(read_metadata(path).get("extra") or "{}")
+    if extra.get("vision_encoder") != vcfg.to_dict():
+        raise ConfigError(f"vision.encoder_init: {path}: its image tower is not this run's encoder "
+                          f"({'not a train-clip --vision checkpoint' if 'vision_encoder' not in extra else 'other config'})")
+    prefix = "visual.encoder."
+    state = {k[len(prefix):]: v.float() for k, v in load_file(path).items() if k.startswith(prefix)}
+    encoder.load_state_dict(state, strict=True)
+
+
 def model_configs(cfg: TrainConfig, v: VisionRun, tokenizer_vocab: int):
     """Target and small-decoder configs; vocab "auto" leaves one free id above the tokenizer for the
     image placeholder."""
@@ -151,6 +170,8 @@ class VisionTrainer:
         else:
             if cfg.model.init_from:  # e.g. a text-only run's checkpoint as the target LM
                 ck.load_model_weights(cfg.model.init_from, stack.lm)
+            if v.encoder_init:  # stage 1 (contrastive) hands its encoder to stage 2
+                load_clip_encoder(v.encoder_init, stack.encoder, vcfg)
             if os.path.exists(log_path):
                 os.remove(log_path)
         with open(os.path.join(self.out, "config.json"), "w") as f:
