@@ -290,12 +290,18 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
     else:
         import numpy as np  # noqa: PLC0415
         prob = model.predict(np.asarray(pb.rows))
-        thr = float(model.meta.get("threshold", 0.5))
-        keep = [bool(x) for x in prob >= thr]
-        if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
-            keep[int(prob.argmax())] = bool(prob.max() > 0.05)
-        keep = hysteresis(pb.seg.blocks, keep, prob, LOW_SHARE * thr)
+        return block_selection(pb.seg.blocks, prob, float(model.meta.get("threshold", 0.5)))
     return propagate(pb.seg.blocks, keep)
+
+
+def block_selection(blocks, prob, thr: float) -> list[bool]:
+    """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis) and
+    extended over repeated items (propagate). Training picks `thr` through this same function."""
+    keep = [bool(x) for x in prob >= thr]
+    if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
+        keep[int(prob.argmax())] = bool(prob.max() > 0.05)
+    keep = hysteresis(blocks, keep, prob, LOW_SHARE * thr)
+    return propagate(blocks, keep)
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold

@@ -20,6 +20,9 @@ def configure(p) -> None:
     p.add_argument("--depth", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=None, help="use only the first N tuning pages (a quick look)")
+    p.add_argument("--threshold-folds", type=int, default=2, metavar="K",
+                   help="pick the decision threshold on out-of-fold predictions, K folds by domain (K more "
+                        "fits); 0 picks it on the model's own training pages")
 
 
 def run(args, beam_args) -> int:
@@ -32,6 +35,7 @@ def run(args, beam_args) -> int:
         raise CidermillError(f"--data {args.data}: not a folder")
     try:
         train_extractor(args.data, args.out, trees=args.trees, depth=args.depth, seed=args.seed, limit=args.limit,
+                        threshold_folds=args.threshold_folds,
                         log=lambda m: print(m, flush=True))
     except (FileNotFoundError, ValueError) as e:
         raise CidermillError(str(e)) from None

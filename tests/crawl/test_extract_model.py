@@ -78,6 +78,7 @@ def test_train_extractor_cli_on_a_small_folder(tmp_path, capsys):
     model = gbdt.Trees.load(str(out))
     assert model.names == list(FEATURES) and 0.2 <= model.meta["threshold"] <= 0.8
     assert model.meta["tune_f1"] > 0.9
+    assert model.meta["threshold_from"] == "2-fold out-of-fold by domain" and model.meta["oof_f1"] > 0.5
     assert cli_main(["train-extractor", "--data", str(tmp_path / "missing"), "--out", str(out)]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a folder" in err[0]
