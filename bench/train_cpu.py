@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import resource
+import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def bench(preset: str, seq: int, batch: int, steps: int, device: str, dtype=None, **over) -> dict:
@@ -53,12 +57,25 @@ def main() -> None:
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     if a.device == "cpu":
+        from bench.results import save_result, start_conditions
+        start, rows = start_conditions(), []
         for preset, seq, batch in (("tiny", 256, 8), ("ptmoe-small", 256, 8)):
             r = bench(preset, seq, batch, a.steps, "cpu")
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            rows.append({**r, "seq": seq, "batch": batch, "threads": a.threads, "peak_rss_mb": round(rss)})
             print(f"{preset:<12} {r['params'] / 1e6:6.2f}M params ({r['active'] / 1e6:.2f}M active)  "
                   f"{r['tokens_per_s']:8.0f} tokens/s fwd+bwd+AdamW on {a.threads} CPU threads  "
                   f"(seq {seq}, batch {batch}); peak RSS so far {rss:.0f} MB")
+        path = save_result("train_cpu", {
+            "rows": rows,
+            "headline": [{"what": f"{r['preset']} training, fwd+bwd+AdamW, seq {r['seq']} x batch {r['batch']}, "
+                                  f"{r['threads']} CPU thread(s), reference kernels",
+                          "figure": f"{r['tokens_per_s']:,.0f} tokens/s (peak RSS {r['peak_rss_mb']} MB)",
+                          "target": "-"} for r in rows],
+            "not_covered": ["CPU reference kernels only (no Triton, no GPU); random tokens, not real data; "
+                            "wall time, so a loaded machine lowers the figure"]},
+            packages=["torch"], start=start)
+        print(f"wrote {path}")
         return
     if not torch.cuda.is_available():
         print("no CUDA device: run with --device cpu")
