@@ -36,7 +36,6 @@ import os
 import random
 import re
 import resource
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -49,7 +48,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from proctree import timed_child, tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
+from proctree import median_row, timed_child, tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
 
 THRESHOLD, NGRAM, NUM_PERM = 0.8, 5, 128
 WORD_RE = re.compile(r"\w+")
@@ -430,9 +429,8 @@ def speed(pages: str, jsonl: str, n_docs: int, bands, rows, peers_py, scratch, r
           f"CPU-s of each process tree")
     print(f"  {'':<44}{'CPU-s':>8}{'docs/CPU-s':>12}{'wall s':>8}{'peak RSS MB':>13}")
     for name, rs in runs.items():
-        cpu = statistics.median(x["cpu_s"] for x in rs)
-        row = {"cpu_s": cpu, "docs_per_cpu_s": n_docs / cpu, "wall_s": statistics.median(x["wall_s"] for x in rs),
-               "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "rounds_cpu_s": [x["cpu_s"] for x in rs]}
+        row = median_row(rs, n_docs)
+        cpu = row["cpu_s"]
         if "summary" in rs[0]:
             row["dropped"] = rs[0]["summary"]["dropped"]
         elif "removed" in rs[0]:

@@ -68,3 +68,12 @@ def timed_child(cmd, env=None) -> dict:
         raise RuntimeError(f"{' '.join(map(str, cmd[:3]))} failed:\n{stderr[-3000:]}")
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     return {"cpu_s": cpu, "wall_s": wall, "peak_rss_mb": peak, "stdout": stdout}
+
+
+def median_row(runs: list[dict], n_docs: int) -> dict:
+    """One tool's rounds of `timed_child` results -> its table row: median CPU-s and wall s, docs per
+    CPU-second from the median, the largest peak RSS, and every round's CPU-s (so spread is visible)."""
+    import statistics
+    cpu = statistics.median(r["cpu_s"] for r in runs)
+    return {"cpu_s": cpu, "docs_per_cpu_s": n_docs / cpu, "wall_s": statistics.median(r["wall_s"] for r in runs),
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in runs), "rounds_cpu_s": [r["cpu_s"] for r in runs]}

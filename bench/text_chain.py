@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -31,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
+from proctree import median_row  # noqa: E402  (bench/ is on sys.path)
 
 STAGES = ["input", "langid", "c4_lines", "gopher", "repetition"]
 CONFIG = "stages: [input, langid, c4_lines, gopher, repetition]\nlangid:\n  languages: [en]\n"
@@ -163,11 +163,8 @@ def main() -> int:
           f"repetition; medians of {a.rounds} round(s), CPU-s of each process tree")
     print(f"{'':<34}{'kept':>7}{'CPU-s':>9}{'docs/CPU-s':>12}{'wall s':>9}{'peak RSS MB':>13}")
     for name, rs in runs.items():
-        cpu = statistics.median(x["cpu_s"] for x in rs)
-        table[name] = {"kept": rs[0]["kept"], "cpu_s": cpu, "docs_per_cpu_s": n / cpu,
-                       "wall_s": statistics.median(x["wall_s"] for x in rs),
-                       "peak_rss_mb": max(x["peak_rss_mb"] for x in rs), "rounds_cpu_s": [x["cpu_s"] for x in rs]}
-        t = table[name]
+        t = table[name] = {"kept": rs[0]["kept"], **median_row(rs, n)}
+        cpu = t["cpu_s"]
         print(f"{name:<34}{t['kept']:>7}{cpu:>9.1f}{t['docs_per_cpu_s']:>12.1f}{t['wall_s']:>9.1f}"
               f"{t['peak_rss_mb']:>13.0f}")
     dt = table["datatrove 0.10.1 (2 tasks)"]["docs_per_cpu_s"]
