@@ -421,13 +421,18 @@ class WaveCrawler:
             out.log.append(self._log(e, "skipped", why or "pdf:broken", "PDF refused", res))
             return
         final_decision = self.robots.decide(res.final_url) if res.final_url != url else decision
-        training = bool(final_decision.training_allowed)
+        # a PDF has no <meta name="robots">: X-Robots-Tag is its only page-level directive
+        noindex, nofollow = robots_flags(None, res.headers.get("x-robots-tag"), c.user_agent)
+        training = bool(final_decision.training_allowed) and not noindex
         row.update({"final_url": res.final_url, "depth": e.get("depth", 0), "fetch_ms": res.fetch_ms,
                     "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items())
-                                if k in PAGE_HEADERS], "training_allowed": training})
+                                if k in PAGE_HEADERS], "training_allowed": training,
+                    "robots_noindex": noindex, "robots_nofollow": nofollow})
+        if noindex:  # as for HTML: the row stays (crawled), its text never reaches the corpus
+            row["text"] = None
         out.pages.append(row)
-        out.log.append(self._log(e, "fetched", None, "pdf", res, training_allowed=training, robots_noindex=False,
-                                 robots_nofollow=False))
+        out.log.append(self._log(e, "fetched", None, "pdf", res, training_allowed=training, robots_noindex=noindex,
+                                 robots_nofollow=nofollow))
 
     # -- a wave --------------------------------------------------------------------------------
     def crawl_host_checkpointed(self, entries: list[dict], partial_dir: str | None) -> WaveOutput:

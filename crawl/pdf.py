@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -112,9 +113,19 @@ def check_bytes(data: bytes, limits: PdfLimits) -> None:
         raise PdfRefused("pdf:not_pdf", "no %PDF- header")
 
 
+# PDFium is not thread-safe, and the crawler reads live PDFs from its host threads: one PDF at a time
+# per process (parallelism comes from processes, e.g. `crawl --pdf-dir --workers N`).
+_PDFIUM = threading.Lock()
+
+
 def read_pdf(data: bytes, limits: PdfLimits = PdfLimits(), ocr: OcrFn | None = None) -> PdfDocument:
     """Read one PDF within `limits`; raises PdfRefused(reason) for files that are not read."""
     check_bytes(data, limits)
+    with _PDFIUM:
+        return _read_pdf_locked(data, limits, ocr)
+
+
+def _read_pdf_locked(data: bytes, limits: PdfLimits, ocr: OcrFn | None) -> PdfDocument:
     pdf = _open(data)
     try:
         n = len(pdf)
@@ -185,7 +196,6 @@ def _read_page(pdf, i: int, limits: PdfLimits, ocr: OcrFn | None) -> PdfPage:
         page.close()
 
 
-from crawl.fetch import PDF_TYPES  # noqa: E402,F401  (the fetcher keeps these bodies as bytes)
 
 
 def pdf_page_row(url: str, body: bytes, status: int, content_type: str, fetched_at: str, source: str,

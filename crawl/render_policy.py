@@ -26,9 +26,6 @@ def text_budget(html: str) -> tuple[int, int]:
     return visibility_counts(parse_html(html))
 
 
-def visible_text_chars(html: str) -> int:
-    return text_budget(html)[0]
-
 
 def render_reason(html: str | None, mode: str = "auto") -> str | None:
     """Why to render (a short tag for the log), or None to keep the static HTML."""

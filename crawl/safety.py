@@ -52,9 +52,6 @@ def is_refused_ip(ip: str) -> bool:
     return not addr.is_global or addr.is_multicast
 
 
-# the name the rest of the project has used for the check
-is_private_ip = is_refused_ip
-
 
 def resolve(host: str) -> set[str]:
     """Every address `host` resolves to (empty when it does not resolve)."""

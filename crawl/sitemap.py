@@ -63,8 +63,3 @@ def read_sitemap(body: bytes, max_bytes: int = MAX_SITEMAP_BYTES) -> Sitemap:
         return Sitemap(nested=locs)
     return Sitemap(pages=locs[:MAX_SITEMAP_URLS])
 
-
-def parse_sitemap(body: bytes) -> tuple[list[str], list[str]]:
-    """(page urls, nested sitemap urls); both empty when the sitemap is unusable (see read_sitemap)."""
-    sm = read_sitemap(body)
-    return sm.pages, sm.nested

@@ -14,8 +14,8 @@ from corpus.schemas import compress_html, decompress_html
 from crawl.charset import decode_html, looks_binary
 from crawl.crawler import PAGE_HEADERS, now_iso
 from crawl.extract import extract_page
-from crawl.fetch import HTML_TYPES, mime_of
-from crawl.pdf import PDF_TYPES, pdf_page_row
+from crawl.fetch import HTML_TYPES, PDF_TYPES, mime_of
+from crawl.pdf import pdf_page_row
 from crawl.robots_meta import robots_flags
 from crawl.urls import host_of, try_canonicalize, url_id
 

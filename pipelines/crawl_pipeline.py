@@ -95,7 +95,8 @@ def _num_slots(beam_args: Sequence[str], n_hosts: int) -> int:
     from pipelines.beam_options import normalise_args
 
     args = normalise_args(list(beam_args))
-    workers = 2 if any(a.lower() in ("--runner=dask", "--runner=pipelines.runners.dask_runner.daskrunner")
+    # normalise_args has already turned `--runner dask` into the runner's class path
+    workers = 2 if any(a.lower() == "--runner=pipelines.runners.dask_runner.daskrunner"
                        for a in args) else 1  # the local Dask cluster's default size
     for a in args:
         name, _, value = a.partition("=")

@@ -146,18 +146,23 @@ def test_live_crawl_fetches_pdfs_and_refuses_bad_ones(tmp_path):
     good = text_pdf(pages=2)
     pdf = "application/pdf"
     home = ('<html><body><main><p>Manuals for the press.</p><a href="/manual.pdf">manual</a> '
-            '<a href="/locked.pdf">locked</a> <a href="/cut.pdf">cut</a> <a href="/fake.pdf">fake</a></main></body></html>')
+            '<a href="/locked.pdf">locked</a> <a href="/cut.pdf">cut</a> <a href="/fake.pdf">fake</a> '
+            '<a href="/private.pdf">private</a></main></body></html>')
     routes = {"/robots.txt": Route("User-agent: *\nAllow: /\n", ctype="text/plain"), "/": Route(home),
               "/manual.pdf": Route(good, ctype=pdf),
               "/locked.pdf": Route(_pike(good, encryption=pikepdf.Encryption(owner="o", user="u")), ctype=pdf),
               "/cut.pdf": Route(good[: len(good) // 3], ctype=pdf),
-              "/fake.pdf": Route(b"<html>not a pdf</html>", ctype=pdf)}
+              "/fake.pdf": Route(b"<html>not a pdf</html>", ctype=pdf),
+              # X-Robots-Tag is a PDF's only page-level directive: crawled, never text for training
+              "/private.pdf": Route(good, ctype=pdf, headers={"X-Robots-Tag": "noindex"})}
     with LocalSite(routes) as site:
         pages_dir, _ = run_crawl([site.url + "/"], str(tmp_path / "c"), allow_private=True, render="never", delay=0,
                                  max_pages=10, max_depth=1, sitemaps=False, retries=0, progress=False,
                                  order="shape")
     pages = {r["url"].rsplit("/", 1)[1]: r for r in ShardDataset(pages_dir).iter_rows()}
-    assert set(pages) == {"", "manual.pdf"}
+    assert set(pages) == {"", "manual.pdf", "private.pdf"}
+    p = pages["private.pdf"]
+    assert p["robots_noindex"] and not p["training_allowed"] and p["text"] is None
     m = pages["manual.pdf"]
     assert m["content_type"] == pdf and m["title"] == "Quince press manual" and m["training_allowed"]
     assert LINE in m["text"] and "Chapter 2: Installing the quince press" in m["text"]
