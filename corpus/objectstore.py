@@ -107,13 +107,16 @@ def listdir(uri: str) -> list[str]:
 def read_bytes(uri: str) -> bytes:
     fs, path = resolve(uri)
 
-    def _read():
-        with fs.open_input_stream(path) as f:
-            return f.read()
-    try:
-        return _call(uri, _read)
-    except FileNotFoundError:
-        raise ShardError(f"{uri}: no such object") from None
+    def _read():  # a missing object is answered here: _call would turn it into a generic store error
+        try:
+            with fs.open_input_stream(path) as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+    data = _call(uri, _read)
+    if data is None:
+        raise ShardError(f"{uri}: no such object")
+    return data
 
 
 def write_bytes(uri: str, data: bytes) -> None:
@@ -136,10 +139,13 @@ def put_via_temp(uri: str, data: bytes, tmp_name: str) -> None:
 
 def remove(uri: str, recursive: bool = False) -> None:
     fs, path = resolve(uri)
-    try:
-        _call(uri, fs.delete_dir if recursive else fs.delete_file, path)
-    except FileNotFoundError:
-        pass
+
+    def _remove():  # already gone is fine (answered here: _call would turn it into a store error)
+        try:
+            (fs.delete_dir if recursive else fs.delete_file)(path)
+        except FileNotFoundError:
+            pass
+    _call(uri, _remove)
 
 
 def sha256(uri: str) -> tuple[str, int]:

@@ -29,7 +29,7 @@ def verify_dataset(directory: str, check_hashes: bool = True) -> list[Problem]:
     problems: list[Problem] = []
     listed = set()
     remote = objectstore.is_remote(directory)
-    present = objectstore.listdir(directory) if remote else None
+    present = set(objectstore.listdir(directory)) if remote else None
     for s in manifest.shards:
         path = objectstore.join(directory, s.path)
         listed.add(s.path)

@@ -90,7 +90,8 @@ class SynthConfig:
                 raise ConfigError("--table-on-too-many-rows must be truncate or drop")
         if self.pages and self.kind != "tables":
             raise ConfigError("--pages only applies to `synth tables`")
-        if self.pages and not os.path.exists(manifest_path(self.pages)):
+        if self.pages and not (objectstore.exists if objectstore.is_remote(self.pages) else os.path.exists)(
+                manifest_path(self.pages)):
             raise ConfigError(f"{self.pages}: not a dataset (no {os.path.basename(manifest_path(self.pages))})")
         if not 0.0 <= self.ocr_min_recall <= 1.0:
             raise ConfigError(f"--ocr-min-recall must be between 0 and 1, got {self.ocr_min_recall}")

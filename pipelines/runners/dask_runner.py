@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -87,7 +88,9 @@ def _concat(parts) -> list:
 
 # per worker process: DoFns already set up, by spec digest, reused across bundles as Beam allows
 # (a model a DoFn loads in setup() loads once per worker, not once per partition)
+# (a plain `dask worker` runs several threads: _IDLE_LOCK keeps two bundles from taking one invoker)
 _IDLE: "OrderedDict[str, list]" = OrderedDict()
+_IDLE_LOCK = threading.Lock()
 _KEEP = 16
 
 
@@ -130,8 +133,13 @@ def run_bundle(items, spec: bytes, side_specs: list, *side_values) -> list:
     from apache_beam.transforms.window import GlobalWindows
 
     key = None if side_specs else hashlib.sha1(spec).hexdigest()
-    idle = _IDLE.get(key) if key else None
-    entry = idle.pop() if idle else _new_invoker(spec, side_specs, side_values)
+    entry = None
+    if key:
+        with _IDLE_LOCK:
+            idle = _IDLE.get(key)
+            entry = idle.pop() if idle else None
+    if entry is None:
+        entry = _new_invoker(spec, side_specs, side_values)
     invoker, out = entry
     out.clear()
     try:
@@ -147,11 +155,12 @@ def run_bundle(items, spec: bytes, side_specs: list, *side_values) -> list:
     if key is None:
         _retire(entry)
     else:
-        _IDLE.setdefault(key, []).append(entry)
-        _IDLE.move_to_end(key)
-        while len(_IDLE) > _KEEP:
-            for old in _IDLE.popitem(last=False)[1]:
-                _retire(old)
+        with _IDLE_LOCK:
+            _IDLE.setdefault(key, []).append(entry)
+            _IDLE.move_to_end(key)
+            evicted = [old for _ in range(len(_IDLE) - _KEEP) for old in _IDLE.popitem(last=False)[1]]
+        for old in evicted:
+            _retire(old)
     return result
 
 
