@@ -62,7 +62,8 @@ class LayerKVCache:
             v = ops.dequantize_kv_int8(v, vs, self.dtype, impl=self.impl)
         return k, v
 
-    def write(self, k_new: torch.Tensor, v_new: torch.Tensor) -> None:
+    def write(self, k_new: torch.Tensor, v_new: torch.Tensor, quantized=None) -> None:
+        """Store new K/V; ``quantized``: their int8 ``((kq, ks), (vq, vs))`` when the caller has them."""
         T = k_new.shape[2]
         if self.window is None and self.seen + T > self.slots:
             raise ValueError(f"KV cache holds {self.slots} positions; cannot add {T} after {self.seen}")
@@ -70,8 +71,9 @@ class LayerKVCache:
         k_new, v_new = k_new[:, :, T - keep:], v_new[:, :, T - keep:]
         idx = self._slot_index(self.seen + T - keep, self.seen + T)
         if self.int8:
-            kq, ks = ops.quantize_kv_int8(k_new, impl=self.impl)
-            vq, vs = ops.quantize_kv_int8(v_new, impl=self.impl)
+            (kq, ks), (vq, vs) = quantized or (ops.quantize_kv_int8(k_new, impl=self.impl),
+                                               ops.quantize_kv_int8(v_new, impl=self.impl))
+            kq, ks, vq, vs = (t[:, :, t.shape[2] - keep:] for t in (kq, ks, vq, vs))
             pairs = [(self.k, kq), (self.v, vq), (self.k_scale, ks), (self.v_scale, vs)]
         else:
             pairs = [(self.k, k_new), (self.v, v_new)]
@@ -81,10 +83,14 @@ class LayerKVCache:
 
     def update(self, k_new: torch.Tensor, v_new: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         k_past, v_past = self.read()
-        self.write(k_new, v_new)
         if self.int8:  # attend to the new tokens as stored: one chunk of T tokens == T single steps
-            k_new = ops.dequantize_kv_int8(*ops.quantize_kv_int8(k_new, impl=self.impl), k_new.dtype, impl=self.impl)
-            v_new = ops.dequantize_kv_int8(*ops.quantize_kv_int8(v_new, impl=self.impl), v_new.dtype, impl=self.impl)
+            kqs = ops.quantize_kv_int8(k_new, impl=self.impl)
+            vqs = ops.quantize_kv_int8(v_new, impl=self.impl)
+            self.write(k_new, v_new, quantized=(kqs, vqs))  # quantised once, stored and attended to
+            k_new = ops.dequantize_kv_int8(*kqs, k_new.dtype, impl=self.impl)
+            v_new = ops.dequantize_kv_int8(*vqs, v_new.dtype, impl=self.impl)
+        else:
+            self.write(k_new, v_new)
         return (torch.cat([k_past.to(k_new.dtype), k_new], dim=2),
                 torch.cat([v_past.to(v_new.dtype), v_new], dim=2))
 
