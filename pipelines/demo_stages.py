@@ -148,9 +148,11 @@ def vision(demo, url: str) -> str:
     with open(os.path.join(run, "vision_eval.json")) as f:
         ev = json.load(f)
     last = ev["stages"][-1]
-    qa = "n/a" if last.get("qa") is None else f"{last['qa']:.2f}"
-    return (f"ViTDet-RW tiny + adapter into a tiny LM: held-out QA accuracy {qa} on {last.get('qa_n', 0)} questions, "
-            f"text loss {ev['text_loss_before_adapt']:.2f} -> {ev['text_loss_after_adapt']:.2f} -> {run}")
+    def fmt(x):  # None when the demo's small token set left no held-out text (page ids hash the port)
+        return "n/a" if x is None else f"{x:.2f}"
+    return (f"ViTDet-RW tiny + adapter into a tiny LM: held-out QA accuracy {fmt(last.get('qa'))} on "
+            f"{last.get('qa_n', 0)} questions, text loss {fmt(ev.get('text_loss_before_adapt'))} -> "
+            f"{fmt(ev.get('text_loss_after_adapt'))} -> {run}")
 
 
 STAGES = [
