@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from gen_helpers import micro_model
-from inference.adapters import AdapterError, save_adapter
+from inference.adapters import AdapterError
+from training.quant.lora import save_adapter
 from inference.generator import Generator
 from training.models.fingerprint import base_fingerprint
 
@@ -19,7 +20,7 @@ def make_adapter(base, out_dir, seed):
         for name, p in tuned.named_parameters():
             if "lora_B" in name:
                 p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-    save_adapter(tuned, "a", str(out_dir), base_fingerprint(base))
+    save_adapter(tuned, str(out_dir), adapter_name="a", base=base_fingerprint(base))
     return tuned
 
 

@@ -48,51 +48,82 @@ def add_lora(model: nn.Module, rank: int = 32, alpha: int = 16, targets=DECODER_
     return model
 
 
-def save_adapter(model: nn.Module, out_dir: str) -> str:
+class AdapterError(CidermillError):
+    pass
+
+
+PEFT_PREFIX = "base_model.model."  # peft's save_pretrained writes keys under this prefix
+
+
+def save_adapter(model: nn.Module, out_dir: str, adapter_name: str = ADAPTER_NAME,
+                 base: dict | None = None) -> str:
+    """Write one adapter of ``model`` in the agreed format, atomically (a temporary directory renamed
+    into place). ``base``: the base's fingerprint (default: the one ``add_lora`` recorded)."""
+    import shutil
+
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    cfg = model.peft_config[ADAPTER_NAME]
+    base = base if base is not None else model.cidermill_base
     tmp = out_dir.rstrip("/") + ".tmp"
     os.makedirs(tmp, exist_ok=True)
-    cfg.save_pretrained(tmp)
-    state = get_peft_model_state_dict(model, adapter_name=ADAPTER_NAME)
-    save_file({k: v.detach().contiguous() for k, v in state.items()},
+    model.peft_config[adapter_name].save_pretrained(tmp)
+    state = get_peft_model_state_dict(model, adapter_name=adapter_name)
+    save_file({PEFT_PREFIX + k: v.detach().contiguous() for k, v in state.items()},
               os.path.join(tmp, "adapter_model.safetensors"))
     with open(os.path.join(tmp, BASE_FILE), "w") as f:
-        json.dump(model.cidermill_base, f, indent=1)
+        json.dump(base, f, indent=1)
     if os.path.exists(out_dir):
-        import shutil
         shutil.rmtree(out_dir)
     os.replace(tmp, out_dir)
     return out_dir
 
 
-def load_adapter(model: nn.Module, adapter_dir: str) -> nn.Module:
-    """Inject the saved adapter into ``model`` (its base must match the adapter's fingerprint)."""
-    from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict
+def read_adapter(adapter_dir: str, have: dict):
+    """The adapter's peft config and tensors (keys as peft's state-dict setter wants them), after
+    checking that it was trained for the base whose fingerprint is ``have``."""
+    from peft import LoraConfig
     from safetensors.torch import load_file
 
     base_file = os.path.join(adapter_dir, BASE_FILE)
-    if not os.path.exists(base_file):
-        raise CidermillError(f"{adapter_dir}: not a cidermill adapter (no {BASE_FILE})")
+    if not all(os.path.exists(os.path.join(adapter_dir, f))
+               for f in ("adapter_config.json", "adapter_model.safetensors", BASE_FILE)):
+        raise AdapterError(f"{adapter_dir}: not an adapter directory (needs adapter_config.json, "
+                           f"adapter_model.safetensors, {BASE_FILE})")
     with open(base_file) as f:
         want = json.load(f)
+    for key, what in (("preset", "preset"), ("config_sha256", "config"), ("weights_sha256", "weights")):
+        if want.get(key) != have[key]:
+            raise AdapterError(f"{adapter_dir}: adapter was trained for another base ({what} differs: "
+                               f"adapter {want.get('preset')!r} vs model {have['preset']!r})")
+    state = load_file(os.path.join(adapter_dir, "adapter_model.safetensors"))
+    state = {k[len(PEFT_PREFIX):] if k.startswith(PEFT_PREFIX) else k: v for k, v in state.items()}
+    return LoraConfig.from_pretrained(adapter_dir), state
+
+
+def inject_saved(model: nn.Module, cfg, state: dict, adapter_name: str, where: str) -> nn.Module:
+    """Add one read adapter to ``model`` under ``adapter_name``; refuse tensors with no place."""
+    import warnings
+
+    from peft import inject_adapter_in_model, set_peft_model_state_dict
+
+    with warnings.catch_warnings():  # "already found a peft_config": several adapters on one base is fine
+        warnings.filterwarnings("ignore", message="Already found a `peft_config`")
+        model = inject_adapter_in_model(cfg, model, adapter_name=adapter_name)
+    result = set_peft_model_state_dict(model, state, adapter_name=adapter_name)
+    unexpected = [k for k in getattr(result, "unexpected_keys", None) or [] if "lora_" in k]
+    if unexpected:
+        raise AdapterError(f"{where}: adapter tensors the model has no place for: {unexpected[:3]}")
+    return model
+
+
+def load_adapter(model: nn.Module, adapter_dir: str) -> nn.Module:
+    """Inject the saved adapter into ``model`` (its base must match the adapter's fingerprint)."""
     have = base_fingerprint(model)
-    if want != have:
-        what = "preset" if want.get("preset") != have["preset"] else (
-            "config" if want.get("config_sha256") != have["config_sha256"] else "weights")
-        raise CidermillError(f"{adapter_dir}: adapter is for another base model ({what} differ: adapter "
-                             f"{want.get('preset')} vs model {have['preset']})")
-    cfg = LoraConfig.from_pretrained(adapter_dir)
+    cfg, state = read_adapter(adapter_dir, have)
     for p in model.parameters():
         p.requires_grad_(False)
-    model = inject_adapter_in_model(cfg, model, adapter_name=ADAPTER_NAME)
-    state = load_file(os.path.join(adapter_dir, "adapter_model.safetensors"))
-    result = set_peft_model_state_dict(model, state, adapter_name=ADAPTER_NAME)
-    if getattr(result, "unexpected_keys", None):
-        raise CidermillError(f"{adapter_dir}: adapter tensors the model has no place for: "
-                             f"{result.unexpected_keys[:3]}")
+    model = inject_saved(model, cfg, state, ADAPTER_NAME, adapter_dir)
     model.cidermill_base = have
     return model
 
