@@ -193,10 +193,14 @@ class Generator:
 
 
 def load_checkpoint_model(path: str):
-    """A checkpoint step directory, or a training run directory (its latest checkpoint)."""
+    """A checkpoint step directory, a training run directory (its latest checkpoint), or a packed
+    file from ``cidermill compress`` (dequantised to floats: the base its recovery adapters expect)."""
     from training.checkpoint import CONFIG_FILE, latest_checkpoint, load_model_from_checkpoint
     if not os.path.exists(path):
         raise CidermillError(f"{path}: no such checkpoint")
+    if os.path.isfile(path):
+        from training.quant.packed import load_packed
+        return load_packed(path)[0].eval()
     if not os.path.exists(os.path.join(path, CONFIG_FILE)):
         latest = latest_checkpoint(path)
         if latest is None:

@@ -15,6 +15,7 @@ examples:
   cidermill generate --checkpoint run/ --prompt "Weather in Oslo?" --tools mytools --schema mytypes:Answer
   cidermill generate --checkpoint big/ --draft small/ --prompt "..." --temperature 0.8 --seed 1
   cidermill generate --checkpoint run/ --adapter recovery/ --prompt "..."
+  cidermill generate --checkpoint out/qat2/model.packed --adapter out/qat2/lora --prompt "..."
 
 --schema names a dataclass, enum or pydantic model as module:Type (the module is imported from the
 current directory or PYTHONPATH); the output is decoded under its grammar and printed as JSON.
@@ -25,7 +26,7 @@ BEAM = False
 
 def configure(p):
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.add_argument("--checkpoint", required=True, help="checkpoint step directory or training run directory")
+    p.add_argument("--checkpoint", required=True, help="checkpoint step directory, training run directory, or a packed file (cidermill compress)")
     p.add_argument("--prompt", required=True, help="prompt text ('-' reads standard input)")
     p.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: found next to the checkpoint)")
     p.add_argument("--schema", help="module:Type for a typed answer")

@@ -203,3 +203,27 @@ def test_packed_linears_kept_packed_match_the_dequantised_model(qat_file):
     ids = _ids(2, 10)
     with torch.no_grad():
         torch.testing.assert_close(kept(ids).logits, flat(ids).logits, atol=1e-5, rtol=1e-5)
+
+
+def test_generator_loads_a_packed_base_and_its_recovery_adapter(qat_file, tmp_path):
+    """`generate --checkpoint model.packed --adapter lora/`: the packed file is a base the generator
+    opens, and a recovery adapter trained on it gives the same logits there as in training."""
+    from inference.generator import load_checkpoint_model
+    _, path = qat_file
+    base, _ = packed.load_packed(path)
+    tuned = lora.add_lora(base, rank=4, alpha=8)
+    g = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for name, p in tuned.named_parameters():
+            if "lora_B" in name:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.1)
+    lora.save_adapter(tuned, str(tmp_path / "rec"))
+    opened = load_checkpoint_model(path)
+    from inference.adapters import Adapters
+    ads = Adapters(opened)
+    name = ads.load(str(tmp_path / "rec"))
+    ids = _ids(1, 12)
+    with torch.no_grad(), ads.active(name):
+        assert torch.allclose(opened(ids).logits, tuned(ids).logits, atol=1e-5)
+    with torch.no_grad():
+        assert not torch.allclose(opened(ids).logits, tuned(ids).logits, atol=1e-3)
