@@ -15,7 +15,6 @@ def checkpoint_info(path: str) -> dict:
     from training.models import config_from_dict
     from training.models.info import kv_bytes
     from training.quant import packed
-    from training.quant.fake_quant import kind_of
 
     if os.path.isfile(path):
         rep = packed.size_report(path)
@@ -27,23 +26,7 @@ def checkpoint_info(path: str) -> dict:
         file = os.path.join(path, MODEL_FILE)
         if not os.path.exists(file):
             raise CidermillError(f"{path}: no {MODEL_FILE} in this checkpoint directory")
-        sizes, header = packed._tensor_bytes(file)
-        from safetensors import safe_open
-        kinds: dict[str, dict] = {}
-        with safe_open(file, framework="pt") as f:
-            for name in f.keys():
-                numel = 1
-                for d in f.get_slice(name).get_shape():
-                    numel *= d
-                k = kinds.setdefault(kind_of(name), {"weights": 0, "bytes": 0})
-                k["weights"] += numel
-                k["bytes"] += sizes[name]
-        for k in kinds.values():
-            k["bits_per_weight"] = 8 * k["bytes"] / max(k["weights"], 1)
-        total = sum(k["weights"] for k in kinds.values())
-        fb = os.path.getsize(file)
-        rep = {"file_bytes": fb, "header_bytes": header, "weights": total, "bits_per_weight": 8 * fb / total,
-               "kinds": kinds}
+        rep = packed.checkpoint_size_report(file)
         fmt = "safetensors"
     else:
         raise CidermillError(f"{path}: no such checkpoint (a checkpoint directory or a packed file)")

@@ -159,31 +159,55 @@ def load_packed(path: str, device: str = "cpu", keep_packed: bool = False):
     return model.to(device), header
 
 
-def _tensor_bytes(path: str) -> tuple[dict[str, int], int]:
-    """Bytes each tensor takes in a safetensors file, and the header's bytes."""
+def _safetensors_header(path: str) -> tuple[dict[str, dict], int]:
+    """The per-tensor entries of a safetensors file's header (dtype, shape, data_offsets), and the
+    header's size in bytes (the 8-byte length included)."""
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
         hdr = json.loads(f.read(n))
-    sizes = {k: v["data_offsets"][1] - v["data_offsets"][0] for k, v in hdr.items() if k != "__metadata__"}
-    return sizes, 8 + n
+    hdr.pop("__metadata__", None)
+    return hdr, 8 + n
 
 
-def size_report(path: str) -> dict:
-    """Bits per weight per tensor kind, measured from the file's bytes."""
-    header = read_header(path)
-    sizes, header_bytes = _tensor_bytes(path)
+def _numel(shape) -> int:
+    numel = 1
+    for d in shape:
+        numel *= d
+    return numel
+
+
+def _tally(path: str, header_bytes: int, rows) -> dict:
+    """Bits per weight per kind from ``rows`` of (kind, weights, bytes), and over the whole file."""
     kinds: dict[str, dict] = {}
-    for name, s in header["tensors"].items():
-        numel = 1
-        for d in s["shape"]:
-            numel *= d
-        nbytes = sum(b for k, b in sizes.items() if k == name or k in (f"{name}.codes", f"{name}.scale"))
-        k = kinds.setdefault(s["kind"], {"weights": 0, "bytes": 0})
-        k["weights"] += numel
+    for kind, weights, nbytes in rows:
+        k = kinds.setdefault(kind, {"weights": 0, "bytes": 0})
+        k["weights"] += weights
         k["bytes"] += nbytes
     for k in kinds.values():
         k["bits_per_weight"] = 8 * k["bytes"] / max(k["weights"], 1)
     total = sum(k["weights"] for k in kinds.values())
     file_bytes = os.path.getsize(path)
     return {"file_bytes": file_bytes, "header_bytes": header_bytes, "weights": total,
-            "bits_per_weight": 8 * file_bytes / total, "kinds": kinds}
+            "bits_per_weight": 8 * file_bytes / max(total, 1), "kinds": kinds}
+
+
+def _nbytes(entry: dict) -> int:
+    return entry["data_offsets"][1] - entry["data_offsets"][0]
+
+
+def size_report(path: str) -> dict:
+    """Bits per weight per tensor kind of a packed file, measured from the bytes each tensor (or its
+    codes and scales) takes in the file."""
+    header = read_header(path)
+    entries, header_bytes = _safetensors_header(path)
+    rows = ((s["kind"], _numel(s["shape"]),
+             sum(_nbytes(entries[k]) for k in (name, f"{name}.codes", f"{name}.scale") if k in entries))
+            for name, s in header["tensors"].items())
+    return _tally(path, header_bytes, rows)
+
+
+def checkpoint_size_report(path: str) -> dict:
+    """The same report for a plain safetensors checkpoint (kinds named by ``fake_quant.kind_of``)."""
+    entries, header_bytes = _safetensors_header(path)
+    return _tally(path, header_bytes, ((kind_of(name), _numel(e["shape"]), _nbytes(e))
+                                       for name, e in entries.items()))
