@@ -36,17 +36,22 @@ def grouped(w: torch.Tensor, group: int) -> torch.Tensor:
     return w.reshape(out, inp // group, group)
 
 
+def level_code(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """The grid's code (0 .. 2**bits - 1, as floats) of ``x = W / step``: the one rounding rule
+    that QAT's forward, export and the PTQ baselines share."""
+    n = 2 ** bits
+    return torch.clamp(torch.floor(x + n / 2), 0, n - 1)
+
+
 class _RoundToLevel(torch.autograd.Function):
     """Forward: the exact grid level of ``x = W / step``. Backward: straight through inside the
     grid's range, zero where the weight is clipped (the LSQ estimator)."""
 
     @staticmethod
     def forward(ctx, x, bits):
-        n = 2 ** bits
-        half = (n - 1) / 2
         ctx.save_for_backward(x)
-        ctx.half = half
-        return torch.clamp(torch.floor(x + n / 2), 0, n - 1) - half
+        ctx.half = max_level(bits)
+        return level_code(x, bits) - ctx.half
 
     @staticmethod
     def backward(ctx, g):
@@ -97,9 +102,8 @@ class QuantizedWeight:
 
 def codes_for(w: torch.Tensor, step: torch.Tensor, bits: int, group: int) -> torch.Tensor:
     """Codes of ``w`` on the grid of ``step`` (float32 steps as from ``step_of``)."""
-    n = 2 ** bits
     x = grouped(w.detach().float(), group) / step.float()[..., None]
-    return torch.clamp(torch.floor(x + n / 2), 0, n - 1).to(torch.uint8).reshape(w.shape)
+    return level_code(x, bits).to(torch.uint8).reshape(w.shape)
 
 
 def quantize(w: torch.Tensor, clip: torch.Tensor | float, bits: int, group: int) -> QuantizedWeight:

@@ -79,11 +79,10 @@ def gptq_weight(w: torch.Tensor, H: torch.Tensor, bits: int, group: int, init: s
     W[:, dead] = 0.0
     H += damp * torch.diag(H).mean() * torch.eye(H.shape[0])
     Hinv = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(H)), upper=True)
-    n = 2 ** bits
     codes = torch.empty(W.shape, dtype=torch.uint8)
     for i in range(W.shape[1]):
         s = step[:, i // group]
-        c = torch.clamp(torch.floor(W[:, i] / s + n / 2), 0, n - 1)
+        c = grid.level_code(W[:, i] / s, bits)
         q = (c - grid.max_level(bits)) * s
         codes[:, i] = c.to(torch.uint8)
         err = (W[:, i] - q) / Hinv[i, i]
