@@ -216,6 +216,7 @@ def main(argv=None) -> int:
     print(f"{gpu}  torch {torch.__version__}  tokens/step {N}  bf16")
     print(f"{'kernel':<22}{'mode':<9}{'impl':<18}{'ms':>10}{'vs ref':>11}{'rate':>11}")
     t = Table()
+    start = None if SMOKE else _start_conditions()
 
     def rq(*s, scale=1.0):
         return (torch.randn(*s, device=dev) * scale).to(bf).requires_grad_()
@@ -318,7 +319,26 @@ def main(argv=None) -> int:
                                       "compiled-ref": comp(lambda: ref.dequantize_kv_int8(qx, sx, bf)),
                                       "triton": lambda: kv_int8.dequantize_kv_int8(qx, sx, bf)},
                  [], io_q, 0, "GB/s", backward=False)
+    if not SMOKE:  # a smoke run on CPU is a wiring check, never a figure to keep
+        _save(t, gpu, N, start)
     return 0
+
+
+def _start_conditions():
+    from bench.results import start_conditions
+    return start_conditions()
+
+
+def _save(t: Table, gpu: str, tokens: int, start) -> None:
+    """bench/results/kernels.json: every timed row; the headline is Triton's speed-up over eager."""
+    from bench.results import save_result
+    rows = [dict(zip(("kernel", "mode", "impl", "ms", "vs_reference", "rate", "unit"), r)) for r in t.rows]
+    headline = [{"what": f"{r['kernel']} {r['mode']} Triton vs eager ({gpu})",
+                 "figure": f"{r['vs_reference']:.2f}x", "target": "> 1x"}
+                for r in rows if r["impl"] == "triton" and r["vs_reference"] == r["vs_reference"]]
+    save_result("kernels", {"gpu": gpu, "tokens_per_step": tokens, "rows": rows, "headline": headline,
+                            "not_covered": "bf16 only; shapes of ondevice-3b at the stated tokens per step"},
+                packages=["torch", "triton"], start=start)
 
 
 if __name__ == "__main__":
