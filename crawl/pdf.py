@@ -198,6 +198,20 @@ def _read_page(pdf, i: int, limits: PdfLimits, ocr: OcrFn | None) -> PdfPage:
 
 
 
+def pdf_document_row(doc: PdfDocument, *, id: str, url: str, host: str, source: str, status: int = 200,
+                     content_type: str = "application/pdf", fetched_at: str | None = None,
+                     title: str | None = None, language_hint: str | None = None) -> dict:
+    """The PAGES row of one read PDF (text = its pages' text): the one shape every PDF route writes
+    (live fetches, WARC records, `crawl --pdf-dir`)."""
+    return {"id": id, "url": url, "final_url": url, "host": host, "depth": 0, "status": status,
+            "fetched_at": fetched_at, "fetch_ms": None, "content_type": content_type, "encoding": None,
+            "headers": [], "raw_html_zstd": None, "rendered_html_zstd": None, "rendered": False,
+            "robots_noindex": False, "robots_nofollow": False, "training_allowed": True,
+            "title": doc.title or title or None, "text": doc.text, "language_hint": language_hint,
+            "author": doc.author or None, "date": None, "canonical_url": None, "images": [], "tables": [],
+            "outlinks": [], "source": source}
+
+
 def pdf_page_row(url: str, body: bytes, status: int, content_type: str, fetched_at: str, source: str,
                  limits: PdfLimits = PdfLimits(render=False, max_pages=300)) -> tuple[dict | None, str | None]:
     """A PAGES row (text layer only, no page images) for a PDF fetched from the web or a WARC,
@@ -207,10 +221,5 @@ def pdf_page_row(url: str, body: bytes, status: int, content_type: str, fetched_
         doc = read_pdf(body, limits)
     except PdfRefused as e:
         return None, e.reason
-    row = {"id": url_id(url), "url": url, "final_url": url, "host": host_of(url), "depth": 0, "status": status,
-           "fetched_at": fetched_at, "fetch_ms": None, "content_type": content_type, "encoding": None,
-           "headers": [], "raw_html_zstd": None, "rendered_html_zstd": None, "rendered": False,
-           "robots_noindex": False, "robots_nofollow": False, "training_allowed": True,
-           "title": doc.title or None, "text": doc.text, "language_hint": None, "author": doc.author or None,
-           "date": None, "canonical_url": None, "images": [], "tables": [], "outlinks": [], "source": source}
-    return row, None
+    return pdf_document_row(doc, id=url_id(url), url=url, host=host_of(url), source=source, status=status,
+                            content_type=content_type, fetched_at=fetched_at), None

@@ -28,7 +28,7 @@ from corpus.provenance import make_provenance
 from corpus.report import ReportStats, Samples, write_report
 from corpus.schemas import INTERLEAVED, PAGES, PAIRS
 from corpus.writer import write_dataset
-from crawl.pdf import PdfLimits, PdfRefused, check_bytes, read_pdf
+from crawl.pdf import PdfLimits, PdfRefused, pdf_document_row, read_pdf
 
 STAGE = "pdf"
 
@@ -60,11 +60,8 @@ def read_one(args: tuple[str, str, dict, str, bool]) -> dict[str, Any]:
     path, rel, limits_d, ocr_lang, ocr = args
     limits = PdfLimits(**limits_d)
     try:
-        if os.path.getsize(path) > limits.max_bytes:
-            raise PdfRefused("pdf:too_large", f"{os.path.getsize(path)} bytes > {limits.max_bytes}")
         with open(path, "rb") as f:
-            data = f.read(limits.max_bytes + 1)
-        check_bytes(data, limits)
+            data = f.read(limits.max_bytes + 1)  # read_pdf refuses a file over the cap
         doc = read_pdf(data, limits, ocr=None)
     except PdfRefused as e:
         return {"refused": e.reason, "file": rel, "detail": e.detail[:300]}
@@ -99,12 +96,8 @@ def rows_for(res: dict[str, Any], dpi: float) -> tuple[dict, list[dict], dict]:
     doc = res["doc"]
     doc_id = hashlib.sha1(f"pdf:{doc.sha256}".encode()).hexdigest()
     url = "file://" + os.path.abspath(res["path"])
-    page = {k: None for k in PAGES.names}
-    page.update({"id": doc_id, "url": url, "final_url": url, "host": "", "depth": 0, "status": 200,
-                 "content_type": "application/pdf", "headers": [], "rendered": False, "robots_noindex": False,
-                 "robots_nofollow": False, "training_allowed": True, "title": doc.title or os.path.basename(res["file"]),
-                 "text": doc.text, "language_hint": res["language"], "author": doc.author or None,
-                 "images": [], "tables": [], "outlinks": [], "source": "pdf"})
+    page = pdf_document_row(doc, id=doc_id, url=url, host="", source="pdf",
+                            title=os.path.basename(res["file"]), language_hint=res["language"])
     pairs = []
     for p in doc.pages:
         if not p.image_png:
@@ -122,15 +115,48 @@ def rows_for(res: dict[str, Any], dpi: float) -> tuple[dict, list[dict], dict]:
     return page, pairs, inter
 
 
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def screen_files(files: list[str], pdf_dir: str, limits: PdfLimits) -> tuple[list[str], list[dict]]:
+    """Files worth decoding, and the refusals decided without decoding: over the size cap (a stat),
+    unreadable, or a byte-identical copy of an earlier file (in file order, so the same file is kept
+    whatever the worker count)."""
+    keep, refused, seen = [], [], set()
+    for path in files:
+        rel = os.path.relpath(path, pdf_dir)
+        try:
+            size = os.path.getsize(path)
+            if size > limits.max_bytes:
+                refused.append({"refused": "pdf:too_large", "file": rel, "detail": f"{size} bytes > {limits.max_bytes}"})
+                continue
+            digest = file_sha256(path)
+        except OSError as e:
+            refused.append({"refused": "pdf:unreadable_file", "file": rel, "detail": e.strerror or str(e)})
+            continue
+        if digest in seen:
+            refused.append({"refused": "pdf:duplicate", "file": rel, "detail": ""})
+            continue
+        seen.add(digest)
+        keep.append(path)
+    return keep, refused
+
+
 def run_pdf_import(pdf_dir: str, out_dir: str, *, limits: PdfLimits = PdfLimits(), ocr_lang: str = "en",
                    ocr: bool = True, workers: int = 1, overwrite: bool = False, progress: bool = False) -> dict:
     files = list_pdfs(pdf_dir)
     if workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {workers}")
-    jobs = [(p, os.path.relpath(p, pdf_dir), asdict(limits), ocr_lang, ocr) for p in files]
+    to_read, screened = screen_files(files, pdf_dir, limits)
+    jobs = [(p, os.path.relpath(p, pdf_dir), asdict(limits), ocr_lang, ocr) for p in to_read]
     stats, samples = ReportStats(), Samples()
     st = stats.stage(STAGE)
-    pages, pairs, inter, seen = [], [], [], set()
+    pages, pairs, inter = [], [], []
 
     def consume(res):
         if "refused" in res:
@@ -138,11 +164,6 @@ def run_pdf_import(pdf_dir: str, out_dir: str, *, limits: PdfLimits = PdfLimits(
             samples.add(res["refused"], res["file"], {"file": res["file"], "detail": res.get("detail", "")})
             return
         page, prs, it = rows_for(res, limits.dpi)
-        if page["id"] in seen:
-            st.record(False, "pdf:duplicate")
-            samples.add("pdf:duplicate", res["file"], {"file": res["file"]})
-            return
-        seen.add(page["id"])
         doc = res["doc"]
         st.record(True, scores={"pdf_pages": float(doc.page_count), "pdf_text_chars": float(len(doc.text))},
                   ranges={"pdf_pages": (0.0, 500.0), "pdf_text_chars": (0.0, 200000.0)})
@@ -157,7 +178,8 @@ def run_pdf_import(pdf_dir: str, out_dir: str, *, limits: PdfLimits = PdfLimits(
         pairs.extend(prs)
         inter.append(it)
 
-    # duplicates are decided in file order whatever the worker count: results come back in order
+    for res in screened:
+        consume(res)
     from tqdm import tqdm  # noqa: PLC0415
     bar = tqdm(total=len(jobs), desc="pdf", unit="file", disable=not progress, leave=False)
     if workers > 1 and len(jobs) > 1:
