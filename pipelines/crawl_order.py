@@ -16,44 +16,64 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections import Counter
 from typing import Any, Iterable
 
+from corpus.errors import ConfigError
 from crawl.learned_priority import LearnedPriority
 from crawl.priority import priority as shape_priority
+from filters.base import Doc
+from filters.gopher import GopherQuality
+from filters.langid import LanguageId
+from filters.stopwords import STOP_WORDS
 
 ORDERS = ("learned", "shape")
 MAX_ANCHORS = 200_000          # anchors kept for pending links (oldest dropped first)
+MAX_SEEN_TEXTS = 1_000_000     # text hashes kept to spot copies (8 B each + dict overhead; oldest dropped first)
+_WORD = re.compile(r"[^\W\d_]{5,}")
+
+
+def dominant_word(text: str, lang: str | None) -> str | None:
+    """A page's topic signal: its most frequent long content word (a topic model would do better)."""
+    stops = STOP_WORDS.get(lang or "", frozenset())
+    c = Counter(w for w in _WORD.findall(text.lower()) if w not in stops)
+    return c.most_common(1)[0][0] if c else None
+
+
+class PageJudge:
+    """Whether a fetched page is one the crawl wants: in a target language, passing the Gopher
+    rules, and not a copy of a text already judged (print versions and mirrors add nothing). The
+    live crawl (`CrawlOrder`) and the offline simulation (`frontier_eval`) judge with this one class."""
+
+    def __init__(self, targets: Iterable[str], max_seen: int = MAX_SEEN_TEXTS):
+        self.langid, self.gopher = LanguageId(languages=list(targets)), GopherQuality()
+        self.seen: dict[bytes, None] = {}
+        self.max_seen = max_seen
+
+    def __call__(self, url: str, text: str) -> tuple[bool, bool, str | None, str | None]:
+        """(passes the filters, first time this text is seen, language, topic)."""
+        doc = Doc(id=url, text=text or "", url=url)
+        _, keep_l, _ = self.langid(doc)
+        _, keep_g, _ = self.gopher(doc) if keep_l else (None, False, None)
+        h = hashlib.blake2b((text or "").encode(), digest_size=8).digest()
+        new = h not in self.seen
+        if new:
+            if len(self.seen) >= self.max_seen:
+                self.seen.pop(next(iter(self.seen)))
+            self.seen[h] = None
+        return bool(keep_l and keep_g), new, doc.language, dominant_word(text or "", doc.language)
 
 
 class CrawlOrder:
     def __init__(self, order: str = "learned", target_languages: Iterable[str] = ("en",)):
-        from corpus.errors import ConfigError
         if order not in ORDERS:
             raise ConfigError(f"--order must be one of {', '.join(ORDERS)} (got {order!r})")
         self.order = order
         self.targets = tuple(target_languages)
         self.learner = LearnedPriority(self.targets)
         self.anchors: dict[str, str] = {}
-        self._filters = None
-        self.seen_texts: set[bytes] = set()
-
-    def _judge(self, url: str, text: str) -> tuple[bool, str | None, str | None]:
-        """(passes the text filters, language, topic) for one fetched page."""
-        from filters.base import Doc
-        from pipelines.frontier_eval import dominant_word
-        if self._filters is None:
-            from filters.gopher import GopherQuality
-            from filters.langid import LanguageId
-            self._filters = (LanguageId(languages=list(self.targets)), GopherQuality())
-        langid, gopher = self._filters
-        doc = Doc(id=url, text=text or "", url=url)
-        _, keep_l, _ = langid(doc)
-        _, keep_g, _ = gopher(doc) if keep_l else (None, False, None)
-        # a second copy of a text already seen (print versions, mirrors) adds nothing: not a pass
-        h = hashlib.blake2b((text or "").encode(), digest_size=8).digest()
-        new = h not in self.seen_texts
-        self.seen_texts.add(h)
-        return bool(keep_l and keep_g and new), doc.language, dominant_word(text or "", doc.language)
+        self._judge: PageJudge | None = None  # built on the first learned wave (loads the LID model)
 
     def learn(self, pages: Iterable[dict[str, Any]]) -> int:
         """Feed a wave's pages (rows with url, status, text, outlinks); returns how many were judged."""
@@ -66,9 +86,12 @@ class CrawlOrder:
                     if len(self.anchors) >= MAX_ANCHORS:
                         self.anchors.pop(next(iter(self.anchors)))
                     self.anchors[ln["url"]] = (ln.get("anchor") or "")[:200]
-            ok = r.get("status") == 200
-            passed, lang, topic = self._judge(r["url"], r.get("text") or "") if ok else (False, None, None)
-            self.learner.observe(r["url"], float(passed), lang, topic)
+            if self._judge is None:
+                self._judge = PageJudge(self.targets)
+            passed, new, lang, topic = (self._judge(r["url"], r.get("text") or "") if r.get("status") == 200
+                                        else (False, False, None, None))
+            # a second copy of a text already seen is not a pass: it adds nothing to the corpus
+            self.learner.observe(r["url"], float(passed and new), lang, topic)
             n += 1
         return n
 

@@ -4,12 +4,11 @@ The fetch is simulated (pages come from pipelines.demo_site.trap_site, no socket
 else is the real thing: robots.txt parsed by crawl.robots and checked for every URL before it
 is fetched, admission and ordering by crawl.learned_frontier, and the project's text filters
 (language ID against the targets, Gopher rules) deciding which fetched pages pass. A page passes
-once: a second copy of the same text (print versions) does not count again.
+once: a second copy of the same text (print versions) does not count again, and the frontier
+learns from the same judgement the live crawl uses (`pipelines.crawl_order.PageJudge`).
 """
 from __future__ import annotations
 
-import hashlib
-import re
 from collections import Counter
 from typing import Any
 
@@ -18,21 +17,10 @@ from crawl.learned_frontier import LearnedFrontier
 from crawl.learned_priority import LearnedPriority
 from crawl.robots import parse_robots
 from crawl.urls import try_canonicalize
-from filters.base import Doc
-from filters.gopher import GopherQuality
-from filters.langid import LanguageId
-from filters.stopwords import STOP_WORDS
+from pipelines.crawl_order import PageJudge
 from pipelines.demo_site import trap_site
 
 TRAP_KINDS = {"tag", "event", "search", "listing", "forum", "print"}
-_WORD = re.compile(r"[^\W\d_]{5,}")
-
-
-def dominant_word(text: str, lang: str | None) -> str | None:
-    """A page's topic signal: its most frequent long content word (a topic model would do better)."""
-    stops = STOP_WORDS.get(lang or "", frozenset())
-    c = Counter(w for w in _WORD.findall(text.lower()) if w not in stops)
-    return c.most_common(1)[0][0] if c else None
 
 
 def simulate(order: str, budget: int, wave: int = 10, seed: int = 0, targets=("en",), agent: str = "CiderBot",
@@ -41,8 +29,8 @@ def simulate(order: str, budget: int, wave: int = 10, seed: int = 0, targets=("e
     fr = LearnedFrontier(FrontierConfig(max_depth=12, max_pages=budget), order=order,
                          learner=LearnedPriority(targets), seed=seed, max_per_template=max_per_template)
     fr.add_seed(trap_site.BASE + "/")
-    langid, gopher = LanguageId(languages=list(targets)), GopherQuality()
-    fetched, rows, texts = 0, [], set()
+    judge = PageJudge(targets)
+    fetched, rows = 0, []
     kinds, topics = Counter(), set()
     passed_unique = robots_refused = robots_violations = 0
     while fetched < budget and fr.pending:
@@ -55,18 +43,12 @@ def simulate(order: str, budget: int, wave: int = 10, seed: int = 0, targets=("e
             fetched += 1
             robots_violations += int(not robots.parser.can_fetch(url, agent))
             kinds[pg.kind or str(pg.status)] += 1
-            doc = Doc(id=url, text=pg.text, url=url)
-            _, keep_l, _ = langid(doc)
-            _, keep_g, _ = gopher(doc)
-            passed = bool(keep_l and keep_g and pg.status == 200)
-            h = hashlib.sha1(pg.text.encode()).digest()
-            new_pass = passed and h not in texts
-            if passed:
-                texts.add(h)
+            passed, new, lang, topic = judge(url, pg.text) if pg.status == 200 else (False, False, None, None)
+            new_pass = passed and new
             passed_unique += int(new_pass)
             if new_pass and pg.topic:
                 topics.add(pg.topic)
-            fr.observe(url, float(passed), doc.language, dominant_word(pg.text, doc.language))
+            fr.observe(url, float(new_pass), lang, topic)
             if log:
                 rows.append({"url": url, "kind": pg.kind, "passed": passed, "priority": e.get("priority"),
                              "parts": e.get("parts")})
