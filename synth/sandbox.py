@@ -1,0 +1,245 @@
+"""Run untrusted Python (generated code and its tests) in a limited child process.
+
+Why: a generated function is kept only when its tests pass when executed, and generated code
+can loop, fork, allocate without bound, write files or open sockets. `run_python(source)` runs
+it in a fresh interpreter and reports what happened (`SandboxResult.status`).
+
+Layers, outermost first, and what each one stops:
+- process: `python -I -S -B` in a new session (own process group), environment cleared,
+  stdin /dev/null, stdout/stderr to capped files, cwd a fresh temporary directory removed after.
+  The wall-clock limit kills the whole process group (SIGKILL), whatever the code is doing.
+- rlimits set in the child before user code runs (soft = hard, so the code cannot raise them):
+  RLIMIT_CPU (CPU seconds), RLIMIT_AS (address space: a memory hog gets MemoryError),
+  RLIMIT_FSIZE (largest file it may write), RLIMIT_NPROC = 0 (no fork or thread start),
+  RLIMIT_NOFILE, RLIMIT_CORE = 0.
+- network namespace: the child calls unshare(CLONE_NEWNET) (as root) or
+  unshare(CLONE_NEWUSER | CLONE_NEWNET) (where unprivileged user namespaces are allowed). It
+  then has only a down loopback: no route to any host, the machine's own loopback included.
+  `SandboxResult.layers` says whether this layer was active.
+- uid drop, as root only: an allowlist of standard modules is imported, then the child becomes
+  nobody (65534) with no supplementary groups. As root RLIMIT_NPROC means nothing (the kernel
+  exempts uid 0); as nobody it applies, and files the code does not own are read-only to it.
+- an audit hook (sys.addaudithook) installed before user code: refuses writes, renames,
+  removals and mode changes outside the sandbox directory; socket creation and use; fork,
+  exec, spawn, subprocess, os.system, kill; ctypes; imports of socket/ctypes/subprocess
+  modules. Each refusal raises PermissionError and is recorded on stderr.
+
+What it does not stop: reads of world-readable files; CPU and memory use up to the limits;
+a hostile sample that escapes the audit hook (CPython documents hooks as no sandbox) can
+write to world-writable directories when no uid drop happened (not root) and reach the
+network when no network namespace was available; the code can forge its own stdout. Without
+root or user namespaces, the rlimits, process-group kill and audit hook are the layers left.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+NOBODY = 65534
+BLOCK_MARK = "cidermill-sandbox: blocked "
+OUTPUT_CAP = 64 * 1024          # bytes of stdout/stderr read back
+MAIN = "main.py"
+
+# Modules importable after the uid drop (the interpreter's own files may be unreadable to nobody).
+# Kept short: each import costs start-up time on every run.
+PREIMPORT = ("bisect", "collections", "functools", "heapq", "itertools", "math", "operator", "re", "string")
+
+# The child's first code: limits, namespace, uid drop, audit hook, then the user's file.
+BOOTSTRAP = r'''
+import os, sys, resource, json
+cfg = json.loads(sys.argv[1])
+layers = []
+if cfg["netns"]:
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if os.geteuid() == 0 and libc.unshare(0x40000000) == 0:
+            layers.append("netns")
+        elif libc.unshare(0x10000000 | 0x40000000) == 0:
+            layers.append("userns+netns")
+        del libc, ctypes
+    except Exception:
+        pass
+if os.geteuid() == 0 and cfg["drop_uid"]:
+    for name in cfg["preimport"]:
+        __import__(name)
+def lim(r, v):
+    resource.setrlimit(r, (v, v))
+lim(resource.RLIMIT_CORE, 0)
+lim(resource.RLIMIT_CPU, cfg["cpu_s"])
+lim(resource.RLIMIT_FSIZE, cfg["fsize"])
+lim(resource.RLIMIT_NOFILE, 64)
+if os.geteuid() == 0 and cfg["drop_uid"]:
+    os.setgroups([])
+    os.setgid(cfg["uid"])
+    os.setuid(cfg["uid"])
+    layers.append("uid_drop")
+lim(resource.RLIMIT_NPROC, 0)
+lim(resource.RLIMIT_AS, cfg["memory"])
+layers.append("rlimits")
+os.write(2, ("cidermill-sandbox: layers " + ",".join(layers + (["audit_hook"] if cfg["hook"] else [])) + "\n").encode())
+src = open(cfg["main"], encoding="utf-8").read()
+
+def make_hook(root, mark):
+    sep = os.sep
+    realpath, join, fsdecode = os.path.realpath, os.path.join, os.fsdecode
+    WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    PATH_EVENTS = {"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.symlink",
+                   "os.link", "os.truncate", "os.utime", "os.chflags", "os.lchflags", "os.setxattr",
+                   "os.removexattr", "shutil.rmtree", "shutil.copyfile", "shutil.copymode", "shutil.copystat",
+                   "shutil.copytree", "shutil.move", "shutil.chown", "shutil.make_archive", "shutil.unpack_archive"}
+    DENY_PREFIX = ("socket.", "subprocess.", "ctypes.", "os.exec", "os.spawn", "os.posix_spawn", "os.fork",
+                   "os.system", "os.kill", "os.killpg", "os.startfile", "pty.", "signal.pthread_kill",
+                   "os.setuid", "os.setgid", "os.setreuid", "os.setregid", "os.setgroups", "resource.setrlimit",
+                   "resource.prlimit", "sys.remote_exec", "_posixsubprocess.", "os.putenv", "os.chdir",
+                   "os.fchdir", "os.chroot", "mmap.", "webbrowser.", "urllib.", "http.", "ftplib.", "smtplib.")
+    DENY_IMPORT = {"socket", "_socket", "ssl", "_ssl", "ctypes", "_ctypes", "subprocess", "_posixsubprocess",
+                   "multiprocessing", "_multiprocessing", "pty", "mmap"}
+
+    def inside(p):
+        if isinstance(p, int):
+            return True  # an fd the process already holds
+        try:
+            full = realpath(join(root, fsdecode(p)))
+        except Exception:
+            return False
+        return full == root or full.startswith(root + sep)
+
+    def deny(event, what):
+        os.write(2, (mark + event + " " + str(what)[:200] + "\n").encode("utf-8", "replace"))
+        raise PermissionError("sandbox: " + event + " refused")
+
+    def hook(event, args):
+        if event == "open":
+            path, mode, flags = args
+            writing = bool((flags or 0) & WRITE_FLAGS) or any(c in (mode or "") for c in "wax+")
+            if writing and path is not None and not inside(path):
+                deny(event, path)
+        elif event in PATH_EVENTS:
+            for a in args:
+                if isinstance(a, (str, bytes, os.PathLike)) and not inside(a):
+                    deny(event, a)
+        elif event.startswith(DENY_PREFIX):
+            deny(event, args[:1])
+        elif event == "import" and args[0].split(".")[0] in DENY_IMPORT:
+            deny(event, args[0])
+    return hook
+
+if cfg["hook"]:
+    sys.addaudithook(make_hook(os.path.realpath(os.getcwd()), "cidermill-sandbox: blocked "))
+del cfg, layers, make_hook
+__name__ = "__main__"
+exec(compile(src, "main.py", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+'''
+
+
+@dataclass
+class SandboxLimits:
+    wall_s: float = 5.0
+    cpu_s: int = 4
+    memory_mb: int = 512
+    file_mb: int = 8
+
+    def check(self) -> "SandboxLimits":
+        from corpus.errors import ConfigError
+        if not (0 < self.wall_s <= 600 and 1 <= self.cpu_s <= 600 and 64 <= self.memory_mb <= 1 << 16
+                and 0 <= self.file_mb <= 1 << 14):
+            raise ConfigError(f"sandbox limits out of range: {self}")
+        return self
+
+
+@dataclass
+class SandboxResult:
+    status: str                 # ok | error | timeout | cpu_limit | memory_limit | file_limit | blocked
+    returncode: int | None
+    wall_s: float
+    stdout: str
+    stderr: str
+    blocked: list[str] = field(default_factory=list)   # audit events refused, in order
+    layers: list[str] = field(default_factory=list)    # protections that were active
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _read_capped(f) -> str:
+    f.seek(0)
+    return f.read(OUTPUT_CAP).decode("utf-8", "replace")
+
+
+def _classify(rc: int | None, timed_out: bool, stderr: str, blocked: list[str]) -> str:
+    if timed_out:
+        return "timeout"
+    if rc == 0:
+        return "ok"
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL):
+        return "cpu_limit"
+    if rc == -signal.SIGXFSZ or "File too large" in stderr:
+        return "file_limit"
+    if "MemoryError" in stderr:
+        return "memory_limit"
+    if blocked:
+        return "blocked"
+    return "error"
+
+
+def run_python(source: str, limits: SandboxLimits | None = None, *, audit_hook: bool = True,
+               network_namespace: bool = True, drop_uid: bool = True) -> SandboxResult:
+    """Run `source` as a script in the sandbox; never raises for anything the code does.
+
+    audit_hook / network_namespace / drop_uid switch single layers off (tests use that to show
+    the other layers hold on their own)."""
+    lim = (limits or SandboxLimits()).check()
+    work = tempfile.mkdtemp(prefix="cidermill-sandbox-")
+    io_dir = tempfile.mkdtemp(prefix="cidermill-sandbox-io-")  # outputs live outside the code's directory
+    try:
+        main = os.path.join(work, MAIN)
+        with open(main, "w", encoding="utf-8") as f:
+            f.write(source)
+        root = os.geteuid() == 0
+        if root and drop_uid:
+            os.chown(work, NOBODY, NOBODY)
+            os.chown(main, NOBODY, NOBODY)
+        cfg = {"cpu_s": int(lim.cpu_s), "memory": int(lim.memory_mb) << 20, "fsize": int(lim.file_mb) << 20,
+               "netns": network_namespace, "drop_uid": drop_uid, "uid": NOBODY, "hook": audit_hook,
+               "main": main, "preimport": list(PREIMPORT)}
+        with open(os.path.join(io_dir, "out"), "w+b") as out, open(os.path.join(io_dir, "err"), "w+b") as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(cfg)], cwd=work,
+                                    env={}, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, close_fds=True)
+            timed_out = False
+            try:
+                rc = proc.wait(timeout=lim.wall_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                try:  # the whole group: children that slipped past the limits die with it
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                rc = proc.wait()
+            wall = time.perf_counter() - t0
+            stdout, stderr = _read_capped(out), _read_capped(err)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(io_dir, ignore_errors=True)
+    layers, blocked, rest = [], [], []
+    for line in stderr.splitlines():
+        if line.startswith("cidermill-sandbox: layers "):
+            layers = [x for x in line.split(" ", 2)[2].split(",") if x]
+        elif line.startswith(BLOCK_MARK):
+            blocked.append(line[len(BLOCK_MARK):].split(" ", 1)[0])
+        else:
+            rest.append(line)
+    stderr = "\n".join(rest)
+    return SandboxResult(_classify(None if timed_out else rc, timed_out, stderr, blocked), None if timed_out else rc,
+                         round(wall, 4), stdout, stderr, blocked, layers)
