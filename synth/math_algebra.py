@@ -63,10 +63,8 @@ def make_quadratic(rng: np.random.Generator, lang: str, difficulty: int) -> Math
     if difficulty == 3:  # a rational root: a x^2 + b x + c with roots r1 and r2 / q
         q = int(rng.integers(2, 5))
         a, b, c = a * q, -a * (q * r1 + r2), a * r1 * r2
-        roots = sorted({Fraction(r1), Fraction(r2, q)})
     else:
         b, c = -a * (r1 + r2), a * r1 * r2
-        roots = sorted({Fraction(r1), Fraction(r2)})
     eq = f"{_side((a, 'x**2'), (b, 'x'), (c, ''))} = 0"
     steps = [Step(t("discriminant", lang), f"{lit(Fraction(b))}**2 - 4*{lit(Fraction(a))}*{lit(Fraction(c))}",
                   Fraction(b * b - 4 * a * c)),

@@ -9,11 +9,9 @@ raises or runs past its time limit drops the item: nothing unverified is kept.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -24,6 +22,7 @@ from synth.math_steps import MathProblem, StepError, answer_text, check_steps, c
 from synth.math_tables import check_table_problem, make_table_problem
 from synth.math_units import check_units, make_units
 from synth.rng import choice, item_id, item_rng
+from synth.verified_item import VerifiedItem, eval_key
 
 FAMILIES: dict[str, Callable] = {"tables": lambda rng, lang, d: make_table_problem(rng, lang), "linear": make_linear,
                                  "quadratic": make_quadratic, "system": make_system, "units": make_units,
@@ -35,17 +34,6 @@ DEFAULT_TIME_LIMIT_S = 2.0
 
 class VerifierTimeout(Exception):
     pass
-
-
-@dataclass
-class VerifiedItem:
-    id: str
-    row: dict[str, Any] | None          # the training row, when verified
-    drop: str | None                    # reason, when not
-    process_rows: list[dict[str, Any]] = field(default_factory=list)
-    eval_key: str = ""                  # what decontamination compares against held-out items
-    seconds: float = 0.0
-    sample: dict[str, Any] = field(default_factory=dict)
 
 
 def call_with_time_limit(fn: Callable, seconds: float):
@@ -66,11 +54,6 @@ def call_with_time_limit(fn: Callable, seconds: float):
     if time.perf_counter() - t0 > seconds:
         raise VerifierTimeout()
     return out
-
-
-def eval_key(problem: str) -> str:
-    """Language-neutral enough for exact-match decontamination: casefolded, spaces collapsed."""
-    return re.sub(r"\s+", " ", problem.casefold()).strip()
 
 
 def solution_text(p: MathProblem, lines: list[str], answer: list[Fraction]) -> str:
