@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from synth.code_tasks import TASKS, Task
@@ -47,10 +48,28 @@ def _status_reason(res) -> str:
     return f"sandbox:{res.status}"
 
 
-def make_code_item(seed: int, index: int, families=None, limits: SandboxLimits | None = None,
-                   buggy_share: float = BUGGY_SHARE) -> VerifiedItem:
-    t0 = time.perf_counter()
-    rid = item_id("code", seed, index)
+@dataclass
+class CodeDraft:
+    """A generated task instance before execution."""
+    id: str
+    family: str
+    difficulty: int
+    task: Task
+    name: str
+    params: dict
+    candidate: str                 # correct | buggy | slow
+    body: str
+    mutant: str
+    cases: list
+    spec: str
+    tests: str
+
+    @property
+    def eval_key(self) -> str:
+        return eval_key(self.spec + "\n" + self.tests)
+
+
+def draft_code_item(seed: int, index: int, families=None, buggy_share: float = BUGGY_SHARE) -> CodeDraft:
     rng = item_rng(seed, "code", index)
     tasks = [t for t in TASKS if not families or t.family in families or t.category in families]
     task = choice(rng, tasks)
@@ -60,39 +79,44 @@ def make_code_item(seed: int, index: int, families=None, limits: SandboxLimits |
     candidate = "slow" if task.slow and r < SLOW_SHARE else ("buggy" if r < buggy_share else "correct")
     body = choice(rng, {"slow": task.slow, "buggy": task.bugs, "correct": task.solutions}[candidate])
     mutant = choice(rng, task.bugs)
-    family = f"code.{task.category}.{task.family}"
-    counters = {f"candidate:{candidate}": 1}
-    try:
-        inputs = task.inputs(rng, params)
-        cases = [(args, task.oracle(params, *copy.deepcopy(args))) for args in inputs]
-    except Exception as e:  # noqa: BLE001  (a broken task drops one item, never the run)
-        return VerifiedItem(rid, None, f"oracle_error:{type(e).__name__}", sample={"family": family, "error": str(e)[:200]},
-                            counters=counters)
+    cases = [(args, task.oracle(params, *copy.deepcopy(args))) for args in task.inputs(rng, params)]
     spec = f'def {name}({task.args}):\n    """{_fill(task.doc, name, params)}"""'
-    tests = test_source(name, cases)
-    program = function_source(task, name, params, body) + "\n\n" + tests
+    return CodeDraft(item_id("code", seed, index), f"code.{task.category}.{task.family}", task.difficulty, task, name,
+                     params, candidate, body, mutant, cases, spec, test_source(name, cases))
+
+
+def make_code_item(seed: int, index: int, families=None, limits: SandboxLimits | None = None,
+                   buggy_share: float = BUGGY_SHARE) -> VerifiedItem:
+    t0 = time.perf_counter()
+    try:
+        d = draft_code_item(seed, index, families, buggy_share)
+    except Exception as e:  # noqa: BLE001  (a broken task drops one item, never the run)
+        return VerifiedItem(item_id("code", seed, index), None, f"generator_error:{type(e).__name__}",
+                            sample={"error": str(e)[:200]})
+    counters = {f"candidate:{d.candidate}": 1}
+    program = function_source(d.task, d.name, d.params, d.body) + "\n\n" + d.tests
     lim = limits or DEFAULT_LIMITS
     res = run_python(program, lim)
-    item = VerifiedItem(rid, None, None, eval_key=eval_key(spec + "\n" + tests), counters=counters)
-    checks: dict[str, Any] = {"candidate": candidate, "tests": len(cases),
+    item = VerifiedItem(d.id, None, None, eval_key=d.eval_key, counters=counters)
+    checks: dict[str, Any] = {"candidate": d.candidate, "tests": len(d.cases),
                               "sandbox": {"status": res.status, "wall_s": res.wall_s, "layers": res.layers}}
     if not res.ok:
         item.drop = _status_reason(res)
-        item.sample = {"family": family, "candidate": candidate, "status": res.status, "blocked": res.blocked,
+        item.sample = {"family": d.family, "candidate": d.candidate, "status": res.status, "blocked": res.blocked,
                        "stderr_tail": res.stderr[-300:], "program": program[:600]}
-        counters[f"caught:{candidate}"] = 1
+        counters[f"caught:{d.candidate}"] = 1
     else:
-        mut = run_python(function_source(task, name, params, mutant) + "\n\n" + tests, lim)
+        mut = run_python(function_source(d.task, d.name, d.params, d.mutant) + "\n\n" + d.tests, lim)
         checks["mutant"] = {"status": mut.status, "reason": _status_reason(mut) if not mut.ok else "passed"}
         if mut.ok:
             item.drop = "tests_too_weak"
-            item.sample = {"family": family, "program": program[:600], "mutant": _fill(mutant, name, params)}
+            item.sample = {"family": d.family, "program": program[:600], "mutant": _fill(d.mutant, d.name, d.params)}
         else:
-            counters[f"kept:{candidate}"] = 1
-            item.row = {"id": rid, "kind": "code", "family": family, "language": "en", "difficulty": task.difficulty,
-                        "text": program, "problem": spec, "answer": function_source(task, name, params, body),
+            counters[f"kept:{d.candidate}"] = 1
+            item.row = {"id": d.id, "kind": "code", "family": d.family, "language": "en", "difficulty": d.difficulty,
+                        "text": program, "problem": d.spec, "answer": function_source(d.task, d.name, d.params, d.body),
                         "steps": [], "checks_json": json.dumps(checks, sort_keys=True),
-                        "meta_json": json.dumps({"seed": seed, "index": index, "params": params, "name": name,
+                        "meta_json": json.dumps({"seed": seed, "index": index, "params": d.params, "name": d.name,
                                                  "programming_language": "python"}, sort_keys=True)}
     item.seconds = time.perf_counter() - t0
     return item
