@@ -164,6 +164,7 @@ class SandboxResult:
     stderr: str
     blocked: list[str] = field(default_factory=list)   # audit events refused, in order
     layers: list[str] = field(default_factory=list)    # protections that were active
+    pid: int = 0                                       # the child's pid (= its process group id)
 
     @property
     def ok(self) -> bool:
@@ -242,4 +243,4 @@ def run_python(source: str, limits: SandboxLimits | None = None, *, audit_hook: 
             rest.append(line)
     stderr = "\n".join(rest)
     return SandboxResult(_classify(None if timed_out else rc, timed_out, stderr, blocked), None if timed_out else rc,
-                         round(wall, 4), stdout, stderr, blocked, layers)
+                         round(wall, 4), stdout, stderr, blocked, layers, proc.pid)
