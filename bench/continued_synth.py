@@ -105,8 +105,8 @@ def bench_code(n: int, seed: int) -> dict:
     wall = time.perf_counter() - w0
     drops, counters = collections.Counter(), collections.Counter()
     for it in items:
-        counters.update(it.counters)
         reason = it.drop or decon.reason(it.eval_key, it.row["problem"])
+        counters.update({k: v for k, v in it.counters.items() if not (reason and k.startswith("kept:"))})
         if reason:
             drops[reason] += 1
     kept = n - sum(drops.values())

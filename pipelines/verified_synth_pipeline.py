@@ -133,6 +133,7 @@ def verify_range(cfg: VerifiedConfig, lo: int, hi: int, decon: Decontaminator):
             if reason:
                 item.drop, item.sample = reason, {"family": item.row["family"], "problem": item.row["problem"][:400]}
                 item.row, item.process_rows = None, []
+                item.counters = {k: v for k, v in item.counters.items() if not k.startswith("kept:")}
         stage.counters.update(item.counters)
         scores = {"seconds": item.seconds}
         if item.row is not None:
