@@ -5,10 +5,11 @@ One run prints, side by side:
   independent route), items per CPU-second of this process; verified share; drop reasons
   (decontamination against the held-out split included); the step verifier on the process
   split (corrupted steps flagged, clean steps wrongly flagged);
-- code: the sandboxed check (candidate + a buggy variant, each in a fresh limited interpreter)
-  vs the same tests exec'd in this process without any sandbox (the unsafe baseline), items per
-  wall-second and per CPU-second including the children; verified share; drop reasons; buggy
-  candidates caught and kept;
+- code: the sandboxed check (candidate + a buggy variant, each a limited child) started by the
+  fork server vs by a fresh interpreter per run (same items, same outcome expected) vs the same
+  tests exec'd in this process without any sandbox (the unsafe baseline), items per wall-second
+  and per CPU-second including the children; verified share; drop reasons; buggy candidates
+  caught and kept;
 - hostile samples: what the sandbox did with a fork bomb, an endless loop, a sleeper, a memory
   hog, an oversized file, a write outside its directory and a loopback connection.
 
@@ -31,8 +32,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _children_cpu() -> float:
+    """CPU of our reaped children, plus the fork server and the children it reaped (its children
+    are not ours, so RUSAGE_CHILDREN misses them)."""
+    from synth import sandbox
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    total = r.ru_utime + r.ru_stime
+    proc = sandbox._SERVER._proc
+    if proc is not None and proc.poll() is None:
+        with open(f"/proc/{proc.pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    return total
 
 
 def bench_math(n: int, rounds: int, seed: int) -> dict:
@@ -99,10 +109,17 @@ def bench_code(n: int, seed: int) -> dict:
     c0, w0 = time.process_time(), time.perf_counter()
     base = [_in_process_check(d) if d.candidate != "slow" else False for d in drafts]
     base_cpu, base_wall = time.process_time() - c0, time.perf_counter() - w0
+    from synth.sandbox import run_python
+    c0, k0, w0 = time.process_time(), _children_cpu(), time.perf_counter()
+    fresh = [make_code_item(seed, i, runner=run_python) for i in range(n)]
+    fresh_cpu = time.process_time() - c0 + _children_cpu() - k0
+    fresh_wall = time.perf_counter() - w0
+    make_code_item(seed, n + 1)  # starts the fork server outside the timed loop
     c0, k0, w0 = time.process_time(), _children_cpu(), time.perf_counter()
     items = [make_code_item(seed, i) for i in range(n)]
     cpu = time.process_time() - c0 + _children_cpu() - k0
     wall = time.perf_counter() - w0
+    same = sum((a.drop, a.row) == (b.drop, b.row) for a, b in zip(fresh, items))
     drops, counters = collections.Counter(), collections.Counter()
     for it in items:
         reason = it.drop or decon.reason(it.eval_key, it.row["problem"])
@@ -112,6 +129,9 @@ def bench_code(n: int, seed: int) -> dict:
     kept = n - sum(drops.values())
     return {"n": n, "seed": seed, "kept": kept, "verified_share": round(kept / n, 4), "drops": dict(drops),
             "sandboxed_items_per_wall_s": round(n / wall, 2), "sandboxed_items_per_cpu_s": round(n / cpu, 2),
+            "fresh_interpreter_items_per_wall_s": round(n / fresh_wall, 2),
+            "fresh_interpreter_items_per_cpu_s": round(n / fresh_cpu, 2),
+            "same_outcome_fork_server_vs_fresh": f"{same}/{n}",
             "in_process_items_per_wall_s": round(sum(1 for d in drafts if d.candidate != "slow") / max(base_wall, 1e-9), 1),
             "in_process_cpu_s": round(base_cpu, 4), "in_process_passed": sum(base),
             "candidates": {k.split(":", 1)[1]: v for k, v in counters.items() if k.startswith("candidate:")},
@@ -119,8 +139,9 @@ def bench_code(n: int, seed: int) -> dict:
             "kept_by_candidate": {k.split(":", 1)[1]: v for k, v in counters.items() if k.startswith("kept:")}}
 
 
-def bench_hostile() -> list[dict]:
+def bench_hostile(run=None) -> list[dict]:
     from synth.sandbox import SandboxLimits, run_python
+    run = run or run_python
     lim = SandboxLimits(wall_s=3.0, cpu_s=1, memory_mb=256, file_mb=1)
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
@@ -138,7 +159,7 @@ def bench_hostile() -> list[dict]:
     }
     out = []
     for what, src in samples.items():
-        res = run_python(src, lim)
+        res = run(src, lim)
         try:
             os.killpg(res.pid, 0)
             alive = True
@@ -173,6 +194,10 @@ def main() -> int:
     m = bench_math(args.math, args.rounds, args.seed)
     c = bench_code(args.code, args.seed)
     h = bench_hostile()
+    from synth.sandbox import ForkServer
+    server = ForkServer()
+    h_fork = bench_hostile(server.run)
+    server.close()
 
     print(f"\nSynthetic math ({m['n']} items, median of {m['rounds']} rounds; load at start {start['loadavg'][0]:.1f})")
     print(f"  {'generate only':<34}{m['generate_only_items_per_cpu_s']:>10} items/CPU-s")
@@ -184,16 +209,21 @@ def main() -> int:
           f"solutions; clean steps flagged {p['clean_steps_flagged']}/{p['clean_steps']}")
     print(f"  languages: {m['languages']}")
     print(f"\nSynthetic code ({c['n']} items)")
-    print(f"  {'sandboxed (candidate + buggy variant)':<40}{c['sandboxed_items_per_wall_s']:>8} items/wall-s "
+    print(f"  {'sandbox, fork server':<40}{c['sandboxed_items_per_wall_s']:>8} items/wall-s "
           f"{c['sandboxed_items_per_cpu_s']:>8} items/CPU-s (children included)")
+    print(f"  {'sandbox, fresh interpreter per run':<40}{c['fresh_interpreter_items_per_wall_s']:>8} items/wall-s "
+          f"{c['fresh_interpreter_items_per_cpu_s']:>8} items/CPU-s   same outcome: "
+          f"{c['same_outcome_fork_server_vs_fresh']}")
     print(f"  {'in-process exec, no sandbox (unsafe)':<40}{c['in_process_items_per_wall_s']:>8} items/wall-s")
     print(f"  verified and kept: {c['kept']}/{c['n']} ({c['verified_share']:.1%}); drops: {c['drops']}")
     print(f"  candidates {c['candidates']}, caught {c['caught']}, kept {c['kept_by_candidate']}")
-    print("\nHostile samples (limits: 3 s wall, 1 CPU-s, 256 MiB, 1 MiB files)")
-    for row in h:
+    print("\nHostile samples (limits: 3 s wall, 1 CPU-s, 256 MiB, 1 MiB files); fresh interpreter | fork server")
+    for row, frow in zip(h, h_fork):
         extra = {k: row[k] for k in ("reached_server", "file_written") if k in row}
-        print(f"  {row['sample']:<22}{row['status']:<14}{row['wall_s']:>7.2f} s  blocked={row['blocked']} "
-              f"outlived={row['outlived_limit']} {extra or ''}")
+        fextra = {k: frow[k] for k in ("reached_server", "file_written") if k in frow}
+        print(f"  {row['sample']:<22}{row['status']:<14}{row['wall_s']:>6.2f} s blocked={row['blocked']} "
+              f"outlived={row['outlived_limit']} {extra or ''}| {frow['status']:<14}{frow['wall_s']:>6.2f} s "
+              f"outlived={frow['outlived_limit']} {fextra or ''}")
 
     buggy = c["candidates"].get("buggy", 0)
     headline = [
@@ -206,8 +236,10 @@ def main() -> int:
         {"what": "process split: corrupted step flagged / clean steps flagged",
          "figure": f"{p['corrupted_step_flagged']}/{p['corrupted_solutions']} / {p['clean_steps_flagged']}/{p['clean_steps']}",
          "target": "all / none"},
-        {"what": "verified code items per wall-second, sandboxed (in-process exec, unsafe)",
-         "figure": f"{c['sandboxed_items_per_wall_s']} ({c['in_process_items_per_wall_s']})", "target": "none set"},
+        {"what": "verified code items per wall-second: sandbox fork server / fresh interpreter per run / "
+                 "in-process exec (unsafe)",
+         "figure": f"{c['sandboxed_items_per_wall_s']} / {c['fresh_interpreter_items_per_wall_s']} / "
+                   f"{c['in_process_items_per_wall_s']}", "target": "none set"},
         {"what": f"code verified share of {c['n']} generated (drop reasons)",
          "figure": f"{c['verified_share']:.1%} ({', '.join(f'{k} {v}' for k, v in sorted(c['drops'].items()))})",
          "target": "only passing items kept"},
@@ -215,7 +247,7 @@ def main() -> int:
          "figure": f"{c['caught'].get('buggy', 0)}/{buggy} / {c['kept_by_candidate'].get('buggy', 0)}",
          "target": "all / 0"},
         {"what": "hostile samples that outlived their limit, reached the network or wrote outside",
-         "figure": f"{sum(r['outlived_limit'] or r.get('reached_server', False) or r.get('file_written', False) for r in h)} of {len(h)}",
+         "figure": f"{sum(r['outlived_limit'] or r.get('reached_server', False) or r.get('file_written', False) for r in h + h_fork)} of {len(h) + len(h_fork)} (both ways of starting a child)",
          "target": "0"},
     ]
     not_covered = ("Rates are single-process on a shared machine (math: CPU-seconds of this process; code: wall "
@@ -223,7 +255,8 @@ def main() -> int:
                    "slips and the held-out exact-match check only; no external evaluation set ships with the "
                    "project, so eval-set n-gram decontamination is exercised by the tests, not measured here. "
                    "The hostile samples are a fixed set, not a proof that no escape exists.")
-    save_result("continued_synth", {"math": m, "code": c, "hostile": h, "headline": headline,
+    save_result("continued_synth", {"math": m, "code": c, "hostile": h, "hostile_fork_server": h_fork,
+                                    "headline": headline,
                                     "not_covered": not_covered}, packages=["sympy"], start=start)
     return 0
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from synth.code_tasks import TASKS, Task
 from synth.rng import choice, item_id, item_rng
-from synth.sandbox import SandboxLimits, run_python
+from synth.sandbox import SandboxLimits, run_sandboxed
 from synth.verified_item import VerifiedItem, eval_key
 
 DEFAULT_LIMITS = SandboxLimits(wall_s=4.0, cpu_s=2, memory_mb=256, file_mb=1)
@@ -86,7 +86,8 @@ def draft_code_item(seed: int, index: int, families=None, buggy_share: float = B
 
 
 def make_code_item(seed: int, index: int, families=None, limits: SandboxLimits | None = None,
-                   buggy_share: float = BUGGY_SHARE) -> VerifiedItem:
+                   buggy_share: float = BUGGY_SHARE, runner=run_sandboxed) -> VerifiedItem:
+    """runner: run_sandboxed (the fork server) or sandbox.run_python (a fresh interpreter per run)."""
     t0 = time.perf_counter()
     try:
         d = draft_code_item(seed, index, families, buggy_share)
@@ -96,17 +97,17 @@ def make_code_item(seed: int, index: int, families=None, limits: SandboxLimits |
     counters = {f"candidate:{d.candidate}": 1}
     program = function_source(d.task, d.name, d.params, d.body) + "\n\n" + d.tests
     lim = limits or DEFAULT_LIMITS
-    res = run_python(program, lim)
+    res = runner(program, lim)
     item = VerifiedItem(d.id, None, None, eval_key=d.eval_key, counters=counters)
     checks: dict[str, Any] = {"candidate": d.candidate, "tests": len(d.cases),
-                              "sandbox": {"status": res.status, "wall_s": res.wall_s, "layers": res.layers}}
+                              "sandbox": {"status": res.status, "layers": res.layers}}  # no timings: rows are reproducible
     if not res.ok:
         item.drop = _status_reason(res)
         item.sample = {"family": d.family, "candidate": d.candidate, "status": res.status, "blocked": res.blocked,
                        "stderr_tail": res.stderr[-300:], "program": program[:600]}
         counters[f"caught:{d.candidate}"] = 1
     else:
-        mut = run_python(function_source(d.task, d.name, d.params, d.mutant) + "\n\n" + d.tests, lim)
+        mut = runner(function_source(d.task, d.name, d.params, d.mutant) + "\n\n" + d.tests, lim)
         checks["mutant"] = {"status": mut.status, "reason": _status_reason(mut) if not mut.ok else "passed"}
         if mut.ok:
             item.drop = "tests_too_weak"

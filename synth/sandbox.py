@@ -2,7 +2,9 @@
 
 Why: a generated function is kept only when its tests pass when executed, and generated code
 can loop, fork, allocate without bound, write files or open sockets. `run_python(source)` runs
-it in a fresh interpreter and reports what happened (`SandboxResult.status`).
+it in a fresh interpreter and reports what happened (`SandboxResult.status`); `ForkServer.run`
+(and `run_sandboxed`, its shared instance) gives the same child from a fork of a trusted server
+process, without the interpreter start that dominates a run's cost.
 
 Layers, outermost first, and what each one stops:
 - process: `python -I -S -B` in a new session (own process group), environment cleared,
@@ -34,11 +36,13 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -51,41 +55,49 @@ MAIN = "main.py"
 # Kept short: each import costs start-up time on every run.
 PREIMPORT = ("bisect", "collections", "functools", "heapq", "itertools", "math", "operator", "re", "string")
 
-# The child's first code: limits, namespace, uid drop, audit hook, then the user's file.
-BOOTSTRAP = r'''
+# Child side, shared by both ways of starting a child: limits, namespace, uid drop, audit hook.
+# `enter_sandbox(cfg)` returns the user's source (read before the hook goes in); `run_code` runs it.
+CHILD = r'''
 import os, sys, resource, json
-cfg = json.loads(sys.argv[1])
-layers = []
-if cfg["netns"]:
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        if os.geteuid() == 0 and libc.unshare(0x40000000) == 0:
-            layers.append("netns")
-        elif libc.unshare(0x10000000 | 0x40000000) == 0:
-            layers.append("userns+netns")
-        del libc, ctypes
-    except Exception:
-        pass
-if os.geteuid() == 0 and cfg["drop_uid"]:
-    for name in cfg["preimport"]:
-        __import__(name)
-def lim(r, v):
-    resource.setrlimit(r, (v, v))
-lim(resource.RLIMIT_CORE, 0)
-lim(resource.RLIMIT_CPU, cfg["cpu_s"])
-lim(resource.RLIMIT_FSIZE, cfg["fsize"])
-lim(resource.RLIMIT_NOFILE, 64)
-if os.geteuid() == 0 and cfg["drop_uid"]:
-    os.setgroups([])
-    os.setgid(cfg["uid"])
-    os.setuid(cfg["uid"])
-    layers.append("uid_drop")
-lim(resource.RLIMIT_NPROC, 0)
-lim(resource.RLIMIT_AS, cfg["memory"])
-layers.append("rlimits")
-os.write(2, ("cidermill-sandbox: layers " + ",".join(layers + (["audit_hook"] if cfg["hook"] else [])) + "\n").encode())
-src = open(cfg["main"], encoding="utf-8").read()
+
+def enter_sandbox(cfg):
+    layers = []
+    if cfg["netns"]:
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            if os.geteuid() == 0 and libc.unshare(0x40000000) == 0:
+                layers.append("netns")
+            elif libc.unshare(0x10000000 | 0x40000000) == 0:
+                layers.append("userns+netns")
+            del libc
+        except Exception:
+            pass
+    if os.geteuid() == 0 and cfg["drop_uid"]:
+        for name in cfg["preimport"]:
+            __import__(name)
+    def lim(r, v):
+        resource.setrlimit(r, (v, v))
+    lim(resource.RLIMIT_CORE, 0)
+    lim(resource.RLIMIT_CPU, cfg["cpu_s"])
+    lim(resource.RLIMIT_FSIZE, cfg["fsize"])
+    lim(resource.RLIMIT_NOFILE, 64)
+    if os.geteuid() == 0 and cfg["drop_uid"]:
+        os.setgroups([])
+        os.setgid(cfg["uid"])
+        os.setuid(cfg["uid"])
+        layers.append("uid_drop")
+    lim(resource.RLIMIT_NPROC, 0)
+    lim(resource.RLIMIT_AS, cfg["memory"])
+    layers.append("rlimits")
+    if cfg["hook"]:
+        layers.append("audit_hook")
+    os.write(2, ("cidermill-sandbox: layers " + ",".join(layers) + "\n").encode())
+    with open(cfg["main"], encoding="utf-8") as f:
+        src = f.read()
+    if cfg["hook"]:
+        sys.addaudithook(make_hook(os.path.realpath(os.getcwd()), "cidermill-sandbox: blocked "))
+    return src
 
 def make_hook(root, mark):
     sep = os.sep
@@ -132,11 +144,71 @@ def make_hook(root, mark):
             deny(event, args[0])
     return hook
 
-if cfg["hook"]:
-    sys.addaudithook(make_hook(os.path.realpath(os.getcwd()), "cidermill-sandbox: blocked "))
-del cfg, layers, make_hook
-__name__ = "__main__"
-exec(compile(src, "main.py", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+def run_code(src):
+    exec(compile(src, "main.py", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+'''
+
+# A fresh interpreter per run: the child's first code.
+BOOTSTRAP = CHILD + r'''
+_src = enter_sandbox(json.loads(sys.argv[1]))
+del enter_sandbox, make_hook
+run_code(_src)
+'''
+
+# The fork server: a trusted interpreter that never runs user code itself. Per request (one
+# JSON line on stdin) it forks; the child starts a session, points fds 0-2 at /dev/null and the
+# output files, closes every other fd (the server's pipes included), enters the sandbox and runs
+# the code. The server answers {"pid"} at once and {"pid", "rc"} when the child is reaped.
+FORK_SERVER = CHILD + r'''
+import traceback
+for _name in json.loads(sys.argv[1]):
+    __import__(_name)
+
+def _child(req):
+    os.setsid()
+    fds = [os.open(os.devnull, os.O_RDONLY), os.open(req["out"], os.O_WRONLY), os.open(req["err"], os.O_WRONLY)]
+    for i, fd in enumerate(fds):
+        os.dup2(fd, i)
+    os.closerange(3, 1 << 16)
+    os.chdir(req["work"])
+    code = 1
+    try:
+        src = enter_sandbox(req["cfg"])
+        run_code(src)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException as e:
+        try:
+            os.write(2, (type(e).__name__ + "\n").encode())
+            traceback.print_exc()
+        except BaseException:
+            pass
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    os._exit(code)
+
+while True:
+    line = sys.stdin.buffer.readline()
+    if not line:
+        break
+    req = json.loads(line)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(req)
+        finally:
+            os._exit(1)
+    sys.stdout.write(json.dumps({"pid": pid}) + "\n")
+    sys.stdout.flush()
+    _, status = os.waitpid(pid, 0)
+    sys.stdout.write(json.dumps({"pid": pid, "rc": os.waitstatus_to_exitcode(status)}) + "\n")
+    sys.stdout.flush()
 '''
 
 
@@ -192,47 +264,35 @@ def _classify(rc: int | None, timed_out: bool, stderr: str, blocked: list[str]) 
     return "error"
 
 
-def run_python(source: str, limits: SandboxLimits | None = None, *, audit_hook: bool = True,
-               network_namespace: bool = True, drop_uid: bool = True) -> SandboxResult:
-    """Run `source` as a script in the sandbox; never raises for anything the code does.
-
-    audit_hook / network_namespace / drop_uid switch single layers off (tests use that to show
-    the other layers hold on their own)."""
-    lim = (limits or SandboxLimits()).check()
+def _prepare(source: str, lim: SandboxLimits, audit_hook: bool, network_namespace: bool,
+             drop_uid: bool) -> tuple[str, str, dict]:
+    """(work dir holding main.py, io dir for the output files, child cfg)."""
     work = tempfile.mkdtemp(prefix="cidermill-sandbox-")
     io_dir = tempfile.mkdtemp(prefix="cidermill-sandbox-io-")  # outputs live outside the code's directory
-    try:
-        main = os.path.join(work, MAIN)
-        with open(main, "w", encoding="utf-8") as f:
-            f.write(source)
-        root = os.geteuid() == 0
-        if root and drop_uid:
-            os.chown(work, NOBODY, NOBODY)
-            os.chown(main, NOBODY, NOBODY)
-        cfg = {"cpu_s": int(lim.cpu_s), "memory": int(lim.memory_mb) << 20, "fsize": int(lim.file_mb) << 20,
-               "netns": network_namespace, "drop_uid": drop_uid, "uid": NOBODY, "hook": audit_hook,
-               "main": main, "preimport": list(PREIMPORT)}
-        with open(os.path.join(io_dir, "out"), "w+b") as out, open(os.path.join(io_dir, "err"), "w+b") as err:
-            t0 = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(cfg)], cwd=work,
-                                    env={}, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, close_fds=True)
-            timed_out = False
-            try:
-                rc = proc.wait(timeout=lim.wall_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                try:  # the whole group: children that slipped past the limits die with it
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                rc = proc.wait()
-            wall = time.perf_counter() - t0
-            stdout, stderr = _read_capped(out), _read_capped(err)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(io_dir, ignore_errors=True)
+    main = os.path.join(work, MAIN)
+    with open(main, "w", encoding="utf-8") as f:
+        f.write(source)
+    if os.geteuid() == 0 and drop_uid:
+        os.chown(work, NOBODY, NOBODY)
+        os.chown(main, NOBODY, NOBODY)
+    for name in ("out", "err"):
+        open(os.path.join(io_dir, name), "wb").close()
+    cfg = {"cpu_s": int(lim.cpu_s), "memory": int(lim.memory_mb) << 20, "fsize": int(lim.file_mb) << 20,
+           "netns": network_namespace, "drop_uid": drop_uid, "uid": NOBODY, "hook": audit_hook,
+           "main": main, "preimport": list(PREIMPORT)}
+    return work, io_dir, cfg
+
+
+def _kill_group(pid: int) -> None:
+    try:  # the whole group: anything that slipped past the limits dies with it
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _result(io_dir: str, rc: int | None, timed_out: bool, wall: float, pid: int) -> SandboxResult:
+    with open(os.path.join(io_dir, "out"), "rb") as out, open(os.path.join(io_dir, "err"), "rb") as err:
+        stdout, stderr = _read_capped(out), _read_capped(err)
     layers, blocked, rest = [], [], []
     for line in stderr.splitlines():
         if line.startswith("cidermill-sandbox: layers "):
@@ -242,5 +302,122 @@ def run_python(source: str, limits: SandboxLimits | None = None, *, audit_hook: 
         else:
             rest.append(line)
     stderr = "\n".join(rest)
-    return SandboxResult(_classify(None if timed_out else rc, timed_out, stderr, blocked), None if timed_out else rc,
-                         round(wall, 4), stdout, stderr, blocked, layers, proc.pid)
+    rc = None if timed_out else rc
+    return SandboxResult(_classify(rc, timed_out, stderr, blocked), rc, round(wall, 4), stdout, stderr, blocked,
+                         layers, pid)
+
+
+def run_python(source: str, limits: SandboxLimits | None = None, *, audit_hook: bool = True,
+               network_namespace: bool = True, drop_uid: bool = True) -> SandboxResult:
+    """Run `source` as a script in a fresh sandboxed interpreter; never raises for anything the
+    code does. audit_hook / network_namespace / drop_uid switch single layers off (tests use
+    that to show the other layers hold on their own)."""
+    lim = (limits or SandboxLimits()).check()
+    work, io_dir, cfg = _prepare(source, lim, audit_hook, network_namespace, drop_uid)
+    try:
+        with open(os.path.join(io_dir, "out"), "wb") as out, open(os.path.join(io_dir, "err"), "wb") as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(cfg)], cwd=work,
+                                    env={}, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, close_fds=True)
+            timed_out = False
+            try:
+                proc.wait(timeout=lim.wall_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                _kill_group(proc.pid)
+                rc = proc.wait()
+            wall = time.perf_counter() - t0
+        return _result(io_dir, rc, timed_out, wall, proc.pid)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(io_dir, ignore_errors=True)
+
+
+class ForkServerError(RuntimeError):
+    pass
+
+
+class ForkServer:
+    """Sandboxed runs without an interpreter start each: a trusted server process (FORK_SERVER)
+    forks one child per run, and the child enters the same sandbox as `run_python`'s. Same
+    results, same layers; one run at a time per server (a lock), restarted if it dies or after
+    this process forks."""
+
+    def __init__(self):
+        self._proc: subprocess.Popen | None = None
+        self._owner = 0
+        self._buf = b""
+        self._lock = threading.Lock()
+
+    def _start(self) -> None:
+        self.close()
+        self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", "-c", FORK_SERVER, json.dumps(PREIMPORT)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      env={}, cwd="/", start_new_session=True, close_fds=True)
+        self._owner, self._buf = os.getpid(), b""
+
+    def close(self) -> None:
+        if self._proc is not None and self._owner == os.getpid():
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
+
+    def _readline(self, timeout: float) -> dict | None:
+        deadline = time.monotonic() + timeout
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise ForkServerError("fork server exited")
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def run(self, source: str, limits: SandboxLimits | None = None, *, audit_hook: bool = True,
+            network_namespace: bool = True, drop_uid: bool = True) -> SandboxResult:
+        lim = (limits or SandboxLimits()).check()
+        with self._lock:
+            if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
+                self._start()
+            work, io_dir, cfg = _prepare(source, lim, audit_hook, network_namespace, drop_uid)
+            try:
+                req = {"cfg": cfg, "work": work, "out": os.path.join(io_dir, "out"), "err": os.path.join(io_dir, "err")}
+                t0 = time.perf_counter()
+                try:
+                    self._proc.stdin.write((json.dumps(req) + "\n").encode())
+                    self._proc.stdin.flush()
+                    started = self._readline(30.0)
+                    if started is None:
+                        raise ForkServerError("fork server did not answer")
+                    pid = started["pid"]
+                    done = self._readline(lim.wall_s)
+                    timed_out = done is None
+                    _kill_group(pid)
+                    if done is None:
+                        done = self._readline(30.0)
+                    if done is None:
+                        raise ForkServerError("fork server did not reap its child")
+                except (OSError, ValueError, ForkServerError):
+                    self.close()  # a broken server is replaced on the next run
+                    raise
+                wall = time.perf_counter() - t0
+                return _result(io_dir, done["rc"], timed_out, wall, pid)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+                shutil.rmtree(io_dir, ignore_errors=True)
+
+
+_SERVER = ForkServer()
+
+
+def run_sandboxed(source: str, limits: SandboxLimits | None = None, **layers) -> SandboxResult:
+    """The fast path: the shared fork server, or a fresh interpreter if the server fails."""
+    try:
+        return _SERVER.run(source, limits, **layers)
+    except ForkServerError:
+        return run_python(source, limits, **layers)

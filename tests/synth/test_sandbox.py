@@ -7,9 +7,21 @@ import threading
 
 import pytest
 
-from synth.sandbox import SandboxLimits, run_python
+from synth.sandbox import ForkServer, SandboxLimits
+from synth.sandbox import run_python as fresh_interpreter
 
 FAST = SandboxLimits(wall_s=2.0, cpu_s=1, memory_mb=256, file_mb=1)
+
+
+@pytest.fixture(scope="module", params=["fresh", "fork_server"])
+def run_python(request):
+    """Both ways of starting a sandboxed child must hold the same line."""
+    if request.param == "fresh":
+        yield fresh_interpreter
+        return
+    server = ForkServer()
+    yield server.run
+    server.close()
 
 
 def _gone(pid: int) -> bool:
@@ -20,7 +32,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_hostile_writes_stay_inside(tmp_path):
+def test_hostile_writes_stay_inside(run_python, tmp_path):
     target = tmp_path / "escaped.txt"
     outside_dir = tmp_path / "made_by_sample"
     src = f"""
@@ -49,7 +61,7 @@ print(sorted(tries.items()))
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop layer needs root")
-def test_uid_drop_alone_stops_writes(tmp_path):
+def test_uid_drop_alone_stops_writes(run_python, tmp_path):
     target = tmp_path / "escaped.txt"   # tmp_path is root's, mode 0700
     res = run_python(f"open({str(target)!r}, 'w').write('x')", FAST, audit_hook=False)
     assert "uid_drop" in res.layers and res.status == "error" and "PermissionError" in res.stderr
@@ -82,7 +94,7 @@ def loopback_server():
     srv.close()
 
 
-def test_network_blocked(loopback_server):
+def test_network_blocked(run_python, loopback_server):
     port, got = loopback_server
     src = f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\ns.sendall(b'escaped')\n"
     res = run_python(src, FAST)
@@ -95,7 +107,7 @@ def test_network_blocked(loopback_server):
     assert got == []
 
 
-def test_runaway_samples_are_killed_and_recorded():
+def test_runaway_samples_are_killed_and_recorded(run_python):
     loop = run_python("while True:\n    pass", FAST)
     assert loop.status in ("cpu_limit", "timeout") and loop.wall_s < FAST.wall_s + 1.5 and _gone(loop.pid)
     sleeper = run_python("import time\ntime.sleep(60)", SandboxLimits(wall_s=1.0, cpu_s=1))
@@ -108,13 +120,13 @@ def test_runaway_samples_are_killed_and_recorded():
     assert big.status == "file_limit"
 
 
-def test_fork_limit_holds_without_the_audit_hook():  # RLIMIT_NPROC (as root: after the uid drop)
+def test_fork_limit_holds_without_the_audit_hook(run_python):  # RLIMIT_NPROC (as root: after the uid drop)
     res = run_python("import os\ntry:\n    os.fork()\nexcept OSError as e:\n    print('refused', e.errno)\n", FAST,
                      audit_hook=False)
     assert res.ok and res.stdout.startswith("refused"), (res.stdout, res.stderr)
 
 
-def test_clean_code_runs_with_cleared_environment():
+def test_clean_code_runs_with_cleared_environment(run_python):
     res = run_python("import os, re\nprint(sorted(os.environ), re.sub('a', 'b', 'aa'), os.getcwd() != '/')", FAST)
     # the interpreter itself may set LC_CTYPE (PEP 538 locale coercion); nothing of ours gets through
     assert res.ok and res.stdout.split(" ", 1)[0] in ("[]", "['LC_CTYPE']") and res.stdout.split()[-2:] == ["bb", "True"]
