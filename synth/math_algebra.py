@@ -104,16 +104,20 @@ def _rational(v) -> Fraction:
 
 
 def check_algebra(p: MathProblem) -> list[Fraction]:
-    """Independent answer: sympy solves the equations as printed (x first, then y)."""
+    """Independent answer: sympy solves the equations as printed (x first, then y): the real roots
+    of one polynomial equation, or the unique solution of a linear system."""
     syms = {"x": X, "y": Y}
-    eqs = []
+    exprs = []
     for eq in p.data["equations"]:
         lhs, rhs = eq.split("=")
-        eqs.append(sympy.Eq(sympy.parse_expr(lhs, local_dict=syms), sympy.parse_expr(rhs, local_dict=syms)))
+        exprs.append(sympy.parse_expr(lhs, local_dict=syms) - sympy.parse_expr(rhs, local_dict=syms))
     unknowns = [syms[u] for u in p.data["unknowns"]]
-    sols = sympy.solve(eqs, unknowns, dict=True)
     if len(unknowns) == 1:
-        return sorted(_rational(s[unknowns[0]]) for s in sols if s[unknowns[0]].is_real)
-    if len(sols) != 1:
-        raise ValueError(f"{len(sols)} solutions for a system")
-    return [_rational(sols[0][u]) for u in unknowns]
+        roots = sympy.roots(sympy.Poly(exprs[0], unknowns[0]))
+        if sum(roots.values()) != sympy.Poly(exprs[0], unknowns[0]).degree():
+            raise ValueError("sympy found fewer roots than the degree")
+        return sorted(_rational(r) for r in roots if r.is_real)
+    sols = list(sympy.linsolve(exprs, unknowns))
+    if len(sols) != 1 or any(v.free_symbols for v in sols[0]):
+        raise ValueError(f"no unique solution for a system ({sols})")
+    return [_rational(v) for v in sols[0]]
