@@ -128,12 +128,16 @@ def make_hook(root, mark):
         os.write(2, (mark + event + " " + str(what)[:200] + "\n").encode("utf-8", "replace"))
         raise PermissionError("sandbox: " + event + " refused")
 
+    isdir = os.path.isdir
+
     def hook(event, args):
         if event == "open":
             path, mode, flags = args
             writing = bool((flags or 0) & WRITE_FLAGS) or any(c in (mode or "") for c in "wax+")
-            if writing and path is not None and not inside(path):
-                deny(event, path)
+            if path is not None and not inside(path):
+                # a directory fd from outside would let dir_fd= calls write there
+                if writing or (not isinstance(path, int) and isdir(path)):
+                    deny(event, path)
         elif event in PATH_EVENTS:
             for a in args:
                 if isinstance(a, (str, bytes, os.PathLike)) and not inside(a):

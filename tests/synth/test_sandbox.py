@@ -60,6 +60,13 @@ print(sorted(tries.items()))
     assert {"open", "os.mkdir", "os.rename"} <= set(res.blocked)
 
 
+def test_hook_alone_stops_dir_fd_writes(run_python, tmp_path):
+    # as root without the uid drop, the audit hook is the only guard of the file system
+    src = f"import os\nfd = os.open({str(tmp_path)!r}, os.O_RDONLY)\nos.close(os.open('x', os.O_CREAT | os.O_WRONLY, dir_fd=fd))"
+    res = run_python(src, FAST, drop_uid=False)
+    assert res.status == "blocked" and res.blocked == ["open"] and not (tmp_path / "x").exists()
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop layer needs root")
 def test_uid_drop_alone_stops_writes(run_python, tmp_path):
     target = tmp_path / "escaped.txt"   # tmp_path is root's, mode 0700
