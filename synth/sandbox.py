@@ -27,6 +27,8 @@ Layers, outermost first, and what each one stops:
   modules. Each refusal raises PermissionError and is recorded on stderr.
 
 What it does not stop: reads of world-readable files; CPU and memory use up to the limits;
+file-system calls that raise no audit event (os.mkfifo, os.mknod can make an empty special file
+in a directory the child may write, such as /tmp);
 a hostile sample that escapes the audit hook (CPython documents hooks as no sandbox) can
 write to world-writable directories when no uid drop happened (not root) and reach the
 network when no network namespace was available; the code can forge its own stdout. Without
