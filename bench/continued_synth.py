@@ -37,11 +37,12 @@ def _children_cpu() -> float:
     from synth import sandbox
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = r.ru_utime + r.ru_stime
-    proc = sandbox._SERVER._proc
-    if proc is not None and proc.poll() is None:
-        with open(f"/proc/{proc.pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    for server in sandbox.SERVERS:
+        proc = server._proc
+        if proc is not None and proc.poll() is None:
+            with open(f"/proc/{proc.pid}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
     return total
 
 
@@ -182,17 +183,13 @@ def bench_hostile(run=None) -> list[dict]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--math", type=int, default=300, help="math items per round (default 300)")
-    ap.add_argument("--code", type=int, default=60, help="code items (default 60; two sandbox runs each)")
-    ap.add_argument("--rounds", type=int, default=3, help="math rounds; the median rate is reported")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+def run(math_n: int = 300, code_n: int = 60, rounds: int = 3, seed: int = 0, save: bool = True) -> dict:
+    """Measure, print the tables and (save=True) write bench/results/continued_synth.json; returns
+    the payload. bench/continued.py calls this for its "Synthetic math and code" table."""
     from bench.results import save_result, start_conditions
     start = start_conditions()
-    m = bench_math(args.math, args.rounds, args.seed)
-    c = bench_code(args.code, args.seed)
+    m = bench_math(math_n, rounds, seed)
+    c = bench_code(code_n, seed)
     h = bench_hostile()
     from synth.sandbox import ForkServer
     server = ForkServer()
@@ -255,9 +252,21 @@ def main() -> int:
                    "slips and the held-out exact-match check only; no external evaluation set ships with the "
                    "project, so eval-set n-gram decontamination is exercised by the tests, not measured here. "
                    "The hostile samples are a fixed set, not a proof that no escape exists.")
-    save_result("continued_synth", {"math": m, "code": c, "hostile": h, "hostile_fork_server": h_fork,
-                                    "headline": headline,
-                                    "not_covered": not_covered}, packages=["sympy"], start=start)
+    payload = {"math": m, "code": c, "hostile": h, "hostile_fork_server": h_fork, "headline": headline,
+               "not_covered": not_covered}
+    if save:
+        save_result("continued_synth", payload, packages=["sympy"], start=start)
+    return payload
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--math", type=int, default=300, help="math items per round (default 300)")
+    ap.add_argument("--code", type=int, default=60, help="code items (default 60; two sandbox runs each)")
+    ap.add_argument("--rounds", type=int, default=3, help="math rounds; the median rate is reported")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    run(args.math, args.code, args.rounds, args.seed)
     return 0
 
 

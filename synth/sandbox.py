@@ -418,12 +418,22 @@ class ForkServer:
                 shutil.rmtree(io_dir, ignore_errors=True)
 
 
-_SERVER = ForkServer()
+_LOCAL = threading.local()
+SERVERS: list[ForkServer] = []   # every thread's server (benches read their CPU time)
+
+
+def thread_server() -> ForkServer:
+    """This thread's fork server: threads of one process (Beam's workers) run in parallel."""
+    server = getattr(_LOCAL, "server", None)
+    if server is None:
+        server = _LOCAL.server = ForkServer()
+        SERVERS.append(server)
+    return server
 
 
 def run_sandboxed(source: str, limits: SandboxLimits | None = None, **layers) -> SandboxResult:
-    """The fast path: the shared fork server, or a fresh interpreter if the server fails."""
+    """The fast path: this thread's fork server, or a fresh interpreter if the server fails."""
     try:
-        return _SERVER.run(source, limits, **layers)
+        return thread_server().run(source, limits, **layers)
     except ForkServerError:
         return run_python(source, limits, **layers)
