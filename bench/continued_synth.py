@@ -121,6 +121,8 @@ def bench_code(n: int, seed: int) -> dict:
     cpu = time.process_time() - c0 + _children_cpu() - k0
     wall = time.perf_counter() - w0
     same = sum((a.drop, a.row) == (b.drop, b.row) for a, b in zip(fresh, items))
+    differ = [{"id": a.id, "candidate": d.candidate, "fresh": a.drop or "kept", "fork_server": b.drop or "kept"}
+              for a, b, d in zip(fresh, items, drafts) if (a.drop, a.row) != (b.drop, b.row)]
     drops, counters = collections.Counter(), collections.Counter()
     for it in items:
         reason = it.drop or decon.reason(it.eval_key, it.row["problem"])
@@ -132,7 +134,7 @@ def bench_code(n: int, seed: int) -> dict:
             "sandboxed_items_per_wall_s": round(n / wall, 2), "sandboxed_items_per_cpu_s": round(n / cpu, 2),
             "fresh_interpreter_items_per_wall_s": round(n / fresh_wall, 2),
             "fresh_interpreter_items_per_cpu_s": round(n / fresh_cpu, 2),
-            "same_outcome_fork_server_vs_fresh": f"{same}/{n}",
+            "same_outcome_fork_server_vs_fresh": f"{same}/{n}", "differ": differ,
             "in_process_items_per_wall_s": round(sum(1 for d in drafts if d.candidate != "slow") / max(base_wall, 1e-9), 1),
             "in_process_cpu_s": round(base_cpu, 4), "in_process_passed": sum(base),
             "candidates": {k.split(":", 1)[1]: v for k, v in counters.items() if k.startswith("candidate:")},
@@ -210,7 +212,7 @@ def run(math_n: int = 300, code_n: int = 60, rounds: int = 3, seed: int = 0, sav
           f"{c['sandboxed_items_per_cpu_s']:>8} items/CPU-s (children included)")
     print(f"  {'sandbox, fresh interpreter per run':<40}{c['fresh_interpreter_items_per_wall_s']:>8} items/wall-s "
           f"{c['fresh_interpreter_items_per_cpu_s']:>8} items/CPU-s   same outcome: "
-          f"{c['same_outcome_fork_server_vs_fresh']}")
+          f"{c['same_outcome_fork_server_vs_fresh']} {c['differ'] or ''}")
     print(f"  {'in-process exec, no sandbox (unsafe)':<40}{c['in_process_items_per_wall_s']:>8} items/wall-s")
     print(f"  verified and kept: {c['kept']}/{c['n']} ({c['verified_share']:.1%}); drops: {c['drops']}")
     print(f"  candidates {c['candidates']}, caught {c['caught']}, kept {c['kept_by_candidate']}")
