@@ -98,6 +98,24 @@ TOKENS = pa.schema([
     ("mixture", pa.string()),
 ])
 
+# Verified synthetic math and code (synth/math_*.py, synth/code_*.py): one problem per row. `text` is
+# the training document (problem + worked solution, or function + tests); `steps` carry the
+# step verifier's labels (math), so the process-supervision split uses the same schema.
+STEP_ITEM = pa.struct([("text", pa.string()), ("value", pa.string()), ("correct", pa.bool_())])
+VERIFIED = pa.schema([
+    ("id", pa.string()),
+    ("kind", pa.string()),               # math | code
+    ("family", pa.string()),             # algebra.linear, units.chain, code.list.chunks, ...
+    ("language", pa.string()),           # natural language of the text
+    ("difficulty", pa.int32()),          # 1 .. 3
+    ("text", pa.string()),
+    ("problem", pa.string()),
+    ("answer", pa.string()),
+    ("steps", pa.list_(STEP_ITEM)),
+    ("checks_json", pa.string()),        # which independent checks ran and what they found
+    ("meta_json", pa.string()),
+])
+
 
 def compress_html(html: str | bytes | None, level: int = 3) -> bytes | None:
     import zstandard  # noqa: PLC0415  (optional speed path)

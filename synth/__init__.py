@@ -14,4 +14,12 @@ meta_json the other caption levels, the data table, the plotting code, boxes and
 - contact_sheet.py  report figures
 
 pipelines/synth_pipeline.py wires these into `cidermill synth` (local or Beam, same bytes).
+
+Verified text (VERIFIED schema; pipelines/verified_synth_pipeline.py, `cidermill synth math|code`):
+- math_items.py  math_tables / math_algebra / math_units / math_probability make problems with
+                 worked steps (math_steps: Step, re-derivation, corruption; math_lang: wording);
+                 each family has an independent checker (sympy, re-read table, SI, enumeration)
+- code_items.py  code_tasks (specs, solutions, buggy and slow variants, oracles) -> tests run in
+                 sandbox.py (rlimits, network namespace, uid drop, audit hook; fork server)
+- verified_heldout.py  the held-out split (a reserved seed) decontamination compares against
 """
