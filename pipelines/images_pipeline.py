@@ -34,7 +34,7 @@ from filters.clip_select import (ClipSelectConfig, base_cut, clip_reason, coarse
                                  merge_counts, resolve_threshold, top_candidate)
 from filters.image_dedup import band_entries, bucket_edges, duplicate_label, node_key, star_edges
 from filters.image_check import ImageCheckConfig, check_image
-from filters.image_fetch import ImageFetchConfig
+from crawl.image_fetch import ImageFetchConfig
 from filters.ocr_text_rich import TextRichConfig
 
 # Columns this stage adds after the shared PAIRS / INTERLEAVED columns (contract: add, never rename).
@@ -139,7 +139,7 @@ def warc_infos(item: tuple[str, dict[str, Any]], cfg: ImagesConfig):
     without one go to the "missing" output."""
     import apache_beam as beam  # noqa: PLC0415
 
-    from filters.image_warc import pick_record  # noqa: PLC0415
+    from crawl.image_warc import pick_record  # noqa: PLC0415
 
     _, grouped = item
     srcs = sorted(set(grouped["src"]))
@@ -312,7 +312,7 @@ def _beam_parts():
             self.cfg = cfg
 
         def setup(self):
-            from filters.image_fetch import ImageFetcher  # noqa: PLC0415
+            from crawl.image_fetch import ImageFetcher  # noqa: PLC0415
             self.fetcher = ImageFetcher(self.cfg.fetch)
 
         def process(self, element):
@@ -556,7 +556,7 @@ def build_images_pipeline(p, pages_dir: str, pairs_dir: str, interleaved_dir: st
             | "DistinctSrc" >> beam.Distinct())
     from_warc = []
     if cfg.warc_files:
-        from filters.image_warc import R_NOT_IN_WARC, iter_warc_images, url_key  # noqa: PLC0415
+        from crawl.image_warc import R_NOT_IN_WARC, iter_warc_images, url_key  # noqa: PLC0415
 
         fc = cfg.fetch
         recs = (p | "WarcFiles" >> beam.Create(sorted(os.path.abspath(f) for f in cfg.warc_files))

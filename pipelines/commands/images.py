@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.alt_text import AltTextConfig
     from filters.clip_select import ClipSelectConfig
     from filters.image_check import ImageCheckConfig
-    from filters.image_fetch import ImageFetchConfig
+    from crawl.image_fetch import ImageFetchConfig
     from pipelines.images_pipeline import ImagesConfig, default_clip_checkpoint, run_images
 
     if args.clip_model and not args.clip_checkpoint and not args.clip_random_init:

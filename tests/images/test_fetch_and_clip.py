@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from corpus.errors import ConfigError
-from filters.image_fetch import ImageFetchConfig, ImageFetcher
+from crawl.image_fetch import ImageFetchConfig, ImageFetcher
 
 
 def _serve(root):

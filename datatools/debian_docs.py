@@ -4,7 +4,7 @@
 `documents(root)` turns every HTML page into text chunks of ~`words` words (paragraph, list and
 definition blocks in page order, navigation/script/style removed). Sources: python3.11-doc (a
 530-page Sphinx site) and debian-reference in 8 languages. Used by the quality-model rebuild
-(filters/quality_data.py) and bench/text_chain.py.
+(datatools/quality_data.py) and bench/text_chain.py.
 """
 from __future__ import annotations
 
