@@ -76,7 +76,7 @@ GRAPH = {mod: {r for n in _imports(path, mod) if (r := _resolve(n)) and r != mod
 
 
 def test_scan_sees_the_packages():
-    assert {m.split(".")[0] for m in MODULES} >= {"corpus", "crawl", "filters", "synth", "training",
+    assert {m.split(".")[0] for m in MODULES} >= {"corpus", "crawl", "filters", "imagetext", "synth", "training",
                                                   "datatools", "pipelines"}
     assert "corpus" in {d.split(".")[0] for d in GRAPH["pipelines.cli"] | GRAPH["pipelines.shards_io"]}
 
