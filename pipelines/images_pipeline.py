@@ -179,7 +179,8 @@ class MakePairs(beam.PTransform):
         self.cfg = cfg
 
     def expand(self, joined):
-        return joined | "Rows" >> beam.FlatMap(lambda ri: make_pairs(ri[0], ri[1], self.cfg))
+        cfg = self.cfg   # lambdas capture the config, not the transform
+        return joined | "Rows" >> beam.FlatMap(lambda ri: make_pairs(ri[0], ri[1], cfg))
 
 
 # -- CLIP scoring -----------------------------------------------------------------------------

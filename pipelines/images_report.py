@@ -69,8 +69,9 @@ class PairsReport(beam.PTransform):
         sheets = (final | "SheetKey" >> beam.Map(sheet_entry)
                   | "SheetTop" >> beam.combiners.Top.SmallestPerKey(self.cfg.sheet_tiles)
                   | "SheetList" >> beam.combiners.ToList())
+        pairs_dir, model_name = self.pairs_dir, self.model_name   # lambdas capture values, not the transform
         figures = (final.pipeline | "FigSeed" >> beam.Create([None])
-                   | "Figures" >> beam.Map(lambda _, sh, hi, c: write_figures(sh, hi, c, self.pairs_dir, self.model_name),
+                   | "Figures" >> beam.Map(lambda _, sh, hi, c: write_figures(sh, hi, c, pairs_dir, model_name),
                                            sh=AsSingleton(sheets), hi=AsSingleton(hist), c=AsSingleton(cut)))
         samples = (final | "Dropped" >> beam.Filter(lambda r: r["drop_reason"] is not None)
                    | "Samples" >> beam.Map(lambda r: (r["drop_reason"], r["id"], sample_row(r))))
