@@ -13,6 +13,8 @@ import os
 import subprocess
 from dataclasses import dataclass
 
+import lxml.html
+
 PACKAGES = ["python3.11-doc"] + [f"debian-reference-{l}" for l in ("en", "de", "fr", "es", "it", "pt", "ja", "zh-cn")]
 # The speed benches' larger corpus (10,000+ chunks of up to 2,000 words): the above plus the Debian
 # Administrator's Handbook in 26 languages and the PostgreSQL, Django, Git, SQLite, SQLAlchemy and
@@ -71,7 +73,6 @@ def page_language(path: str) -> str:
 
 def page_blocks(path: str) -> list[str]:
     """Text blocks of one HTML page, in order."""
-    import lxml.html  # noqa: PLC0415
     with open(path, "rb") as f:
         tree = lxml.html.fromstring(f.read())
     for bad in tree.iter(*_SKIP_TAGS):
