@@ -1,7 +1,7 @@
 """The model bench/compress.py compresses: `tiny` trained on real text, cached on disk.
 
 Text: Debian's English documentation (python3.11-doc and debian-reference-en, fetched with
-`apt-get download` + `dpkg -x` by filters/debian_docs.py into SCRATCH, never committed), split by
+`apt-get download` + `dpkg -x` by datatools/debian_docs.py into SCRATCH, never committed), split by
 page (a page's chunks stay together) into
 - ``train``   (75%): float pretraining and QAT,
 - ``extra``   (15%): the "additional data" the LoRA recovery adapters train on,
@@ -36,7 +36,7 @@ def tokens(scratch: str) -> dict[str, np.ndarray]:
     files = {s: os.path.join(out_dir, f"{s}.npy") for s in ("train", "extra", "heldout")}
     if all(os.path.exists(f) for f in files.values()):
         return {s: np.load(f) for s, f in files.items()}
-    from filters.debian_docs import documents, fetch
+    from datatools.debian_docs import documents, fetch
     from training.tokenizer import EOS, save_tokenizer, train_tokenizer
 
     root = fetch(os.path.join(scratch, "debian"), PACKAGES)

@@ -1,6 +1,6 @@
 """The speed benches' corpus: real Debian documentation, fetched with apt, in chunks of about 1,000 words (a few run past it to the end of a block).
 
-`documents_jsonl(scratch, n)` runs `apt-get download` + `dpkg -x` of filters.debian_docs.BENCH_PACKAGES
+`documents_jsonl(scratch, n)` runs `apt-get download` + `dpkg -x` of datatools.debian_docs.BENCH_PACKAGES
 into SCRATCH (never committed), cuts every HTML page into chunks of up to `words` words (paragraph
 blocks in page order) and writes the first n as JSONL {"id", "text"}; `pages_dataset(scratch, n)`
 writes the same documents as a cidermill pages dataset (Arrow shards), the input of `cidermill text`.
@@ -21,7 +21,7 @@ MIN_WORDS = 50  # a page's shorter tail (or a shorter page) is not a document
 
 
 def documents_jsonl(scratch: str, n: int, words: int = CHUNK_WORDS) -> str:
-    from filters import debian_docs
+    from datatools import debian_docs
 
     path = os.path.join(scratch, f"debian-{words}w-{n}.jsonl")
     if not os.path.exists(path):

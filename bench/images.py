@@ -3,7 +3,7 @@
 1. decode + validate + re-encode (filters.image_check.check_image) in one process: images/s per core;
 2. CLIP scoring with open_clip ViT-B-32 (random init, batch 64): a plain open_clip loop
    (decode, preprocess, encode image + text, cosine) against the same images through the images
-   pipeline's Beam scoring transform (pipelines.images_pipeline.clip_scores). Target: overhead <= 10%.
+   pipeline's Beam scoring transform (pipelines.images_pipeline.ClipScores). Target: overhead <= 10%.
    Both sides read the same (key, image, text) rows from Arrow IPC files on local disk. (Feeding Beam
    with `beam.Create(list of images)` would pickle and compress every image into the pipeline graph
    and unpickle it in the worker: ~35 ms per 50 KB image, a cost of the bench, not of the pipeline.)
@@ -135,7 +135,8 @@ def main() -> None:
 
     from filters.image_check import check_image
     from pipelines.beam_options import pipeline_options
-    from pipelines.images_pipeline import ImagesConfig, clip_scores
+    from imagetext.config import ImagesConfig
+    from pipelines.images_pipeline import ClipScores
     from training.clip.model import build, load_clip, save_checkpoint
 
     n2, n1 = args.n, max(args.batch_size, args.n // 3)
@@ -162,7 +163,7 @@ def main() -> None:
 
     def run_pipe(n):
         with beam.Pipeline(options=pipeline_options([])) as p:
-            _ = (p | beam.Create(files[n]) | beam.FlatMap(read_requests) | clip_scores(cfg)
+            _ = (p | beam.Create(files[n]) | beam.FlatMap(read_requests) | ClipScores(cfg)
                  | beam.combiners.ToList() | beam.Map(dump))
 
     # warm-up, untimed and the same for both sides: one small run each

@@ -23,4 +23,6 @@ Where things live:
     crawler.py       WaveCrawler: one wave's URLs -> page rows, log rows, discovered links
     log_schema.py    Arrow schemas of the crawl log, frontier and links datasets
     warc.py          WARC files -> page rows, page rows -> WARC
+    image_fetch.py   images fetched under the same robots.txt, politeness and address rules
+    image_warc.py    image records of WARC files, matched to pages' <img src> by canonical URL
 """

@@ -3,7 +3,7 @@
 Labels are `__label__hq` (keep) and `__label__lq`; the score is P(hq). The filter keeps documents
 with score >= `threshold`, or, with `top_percent`, the best p% of the corpus: that threshold is a
 global percentile the pipeline computes in a first pass (filters/percentile.py).
-The default model, filters/models/quality.ftz, is rebuilt by `python -m filters.quality_data`.
+The default model, filters/models/quality.ftz, is rebuilt by `python -m datatools.quality_data`.
 """
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class QualityModel(TextFilter):
         self.model_path = model or DEFAULT_MODEL
         if not os.path.exists(self.model_path):
             raise ConfigError(f"{self.model_path}: quality model not found (rebuild the default one with "
-                              "`python -m filters.quality_data`, or train one with `cidermill train-quality`)")
+                              "`python -m datatools.quality_data`, or train one with `cidermill train-quality`)")
         self.threshold = float(threshold)
         if top_percent is not None and not 0 < float(top_percent) <= 100:
             raise ConfigError(f"quality.top_percent must be in (0, 100], got {top_percent}")

@@ -27,15 +27,21 @@ import time
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+import apache_beam as beam
+import xxhash
+
 from corpus.errors import CidermillError, ConfigError
 from corpus.manifest import manifest_path, read_manifest
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
 from corpus.schemas import PAGES
 from corpus.writer import DatasetWriter, finalize_dataset, prepare_output_dir, write_dataset
-from crawl.crawler import CrawlConfig, now_iso
+from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
+from crawl.warc import iter_warc_pages
+from pipelines.beam_options import normalise_args, pipeline_options
+from pipelines.shards_io import WriteShards
 
 log = logging.getLogger("cidermill.crawl")
 STATE_NAME = "state.json"
@@ -44,56 +50,49 @@ MAX_WAVES = 10_000
 
 
 # -- Beam pieces ------------------------------------------------------------------------------
-def _crawl_fn_class():
-    import apache_beam as beam
+class CrawlWaveFn(beam.DoFn):
+    """(slot, [frontier entries]) -> pages (main), 'log' and 'links' tagged outputs."""
 
-    class CrawlWaveFn(beam.DoFn):
-        """(slot, [frontier entries]) -> pages (main), 'log' and 'links' tagged outputs."""
+    def __init__(self, config_json: dict, wave: int, partial_dir: str | None = None):
+        self.config_json, self.wave, self.partial_dir = config_json, wave, partial_dir
+        self.driver_pid = os.getpid()
+        self.crawler = None
 
-        def __init__(self, config_json: dict, wave: int, partial_dir: str | None = None):
-            self.config_json, self.wave, self.partial_dir = config_json, wave, partial_dir
-            self.driver_pid = os.getpid()
-            self.crawler = None
+    def setup(self):
+        self.crawler = shared_crawler(CrawlConfig.from_json(self.config_json))
 
-        def setup(self):
-            from crawl.crawler import shared_crawler
-            self.crawler = shared_crawler(CrawlConfig.from_json(self.config_json))
+    def process(self, element):
+        _, entries = element
+        out = self.crawler.crawl(list(entries), self.wave, self.partial_dir)
+        for p in out.pages:
+            yield p
+        for r in out.log:
+            yield beam.pvalue.TaggedOutput("log", r)
+        for ln in out.links:
+            yield beam.pvalue.TaggedOutput("links", ln)
 
-        def process(self, element):
-            _, entries = element
-            out = self.crawler.crawl(list(entries), self.wave, self.partial_dir)
-            for p in out.pages:
-                yield p
-            for r in out.log:
-                yield beam.pvalue.TaggedOutput("log", r)
-            for ln in out.links:
-                yield beam.pvalue.TaggedOutput("links", ln)
-
-        def teardown(self):
-            # In the driver's process the crawler (robots cache, browser) is kept for the next wave
-            # and closed by the driver; a separate worker process closes its own now.
-            if os.getpid() != self.driver_pid:
-                from crawl.crawler import close_shared
-                close_shared()
-            self.crawler = None
-
-    return CrawlWaveFn
+    def teardown(self):
+        # In the driver's process the crawler (robots cache, browser) is kept for the next wave
+        # and closed by the driver; a separate worker process closes its own now.
+        if os.getpid() != self.driver_pid:
+            close_shared()
+        self.crawler = None
 
 
-def _dedupe(rows):
+class DedupeById(beam.PTransform):
     """Rows with the same id (a link found twice on a page) collapse to one, deterministically."""
-    import apache_beam as beam
-    return (rows
-            | "KeyById" >> beam.Map(lambda r: (r["id"], r))
-            | "OnePerId" >> beam.CombinePerKey(lambda rs: min(rs, key=lambda r: json.dumps(r, sort_keys=True, default=str)))
-            | "Values" >> beam.Values())
+
+    def expand(self, rows):
+        return (rows
+                | "KeyById" >> beam.Map(lambda r: (r["id"], r))
+                | "OnePerId" >> beam.CombinePerKey(lambda rs: min(rs, key=lambda r: json.dumps(r, sort_keys=True,
+                                                                                                default=str)))
+                | "Values" >> beam.Values())
 
 
 def _num_slots(beam_args: Sequence[str], n_hosts: int) -> int:
     """Host groups per wave: one per worker the options name (local processes, Dask workers or
     partitions), so hosts crawl in parallel across workers; a host never spans two groups."""
-    from pipelines.beam_options import normalise_args
-
     args = normalise_args(list(beam_args))
     # normalise_args has already turned `--runner dask` into the runner's class path
     workers = 2 if any(a.lower() == "--runner=pipelines.runners.dask_runner.daskrunner"
@@ -110,18 +109,11 @@ def _num_slots(beam_args: Sequence[str], n_hosts: int) -> int:
 
 def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlConfig,
                   beam_args: Sequence[str], provenance: dict) -> None:
-    import apache_beam as beam
-    import xxhash
-
-    from pipelines.beam_options import pipeline_options
-    from pipelines.shards_io import WriteShards
-
     hosts = sorted({e["host"] for e in entries})
     n = _num_slots(beam_args, len(hosts))
     slots: dict[int, list[dict]] = {}
     for e in entries:
         slots.setdefault(xxhash.xxh64_intdigest(e["host"].encode()) % n, []).append(e)
-    CrawlWaveFn = _crawl_fn_class()
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         outs = (p
                 | "Slots" >> beam.Create(sorted(slots.items()))
@@ -129,20 +121,10 @@ def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlCo
                 .with_outputs("log", "links", main="pages"))
         (outs.pages | "WritePages" >> WriteShards(os.path.join(wave_dir, "pages"), "pages", PAGES,
                                                   provenance=provenance, target_bytes=32 << 20))
-        (outs.log | "DedupeLog" >> _dedupe_transform() | "WriteLog" >> WriteShards(os.path.join(wave_dir, "log"), "crawl_log", CRAWL_LOG,
+        (outs.log | "DedupeLog" >> DedupeById() | "WriteLog" >> WriteShards(os.path.join(wave_dir, "log"), "crawl_log", CRAWL_LOG,
                                               provenance=provenance))
-        (outs.links | "DedupeLinks" >> _dedupe_transform()
+        (outs.links | "DedupeLinks" >> DedupeById()
          | "WriteLinks" >> WriteShards(os.path.join(wave_dir, "links"), "crawl_links", LINKS, provenance=provenance))
-
-
-def _dedupe_transform():
-    import apache_beam as beam
-
-    class Dedupe(beam.PTransform):
-        def expand(self, pcoll):
-            return _dedupe(pcoll)
-
-    return Dedupe()
 
 
 # -- driver -----------------------------------------------------------------------------------
@@ -386,7 +368,6 @@ class CrawlDriver:
             bad = "; ".join(f"{r['url'][:100]} ({r['reason']})" for r in self.seed_log)
             raise ConfigError(f"no valid seed URL: {bad}")
         t0 = time.time()
-        from crawl.crawler import close_shared
         try:
             for _ in range(MAX_WAVES):
                 if self.frontier.budget_left() <= 0 or not self._run_wave():
@@ -454,12 +435,6 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
 def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = "CiderBot",
                     progress: bool = True) -> tuple[str, dict]:
     """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline (one file per work item)."""
-    import apache_beam as beam
-
-    from crawl.warc import iter_warc_pages
-    from pipelines.beam_options import pipeline_options
-    from pipelines.shards_io import WriteShards
-
     for fpath in files:
         if not os.path.isfile(fpath):
             raise CidermillError(f"{fpath}: WARC file not found")
@@ -477,7 +452,7 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         (p | beam.Create(sorted(os.path.abspath(f) for f in files)) | beam.Reshuffle()
          | "Read" >> beam.FlatMap(read)
-         | "OnePerUrl" >> _dedupe_transform()
+         | "OnePerUrl" >> DedupeById()
          | WriteShards(pages_dir, "pages", PAGES, provenance=prov, overwrite=True))
     from pipelines.crawl_report import write_crawl_report
     summary = write_crawl_report(pages_dir, None)

@@ -12,16 +12,18 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ("corpus", "crawl", "filters", "synth", "training", "inference", "pipelines")
+PACKAGES = ("corpus", "crawl", "filters", "imagetext", "synth", "training", "inference", "datatools", "pipelines")
 # package -> the packages it may import (besides itself)
 ALLOWED = {
     "corpus": set(),
     "crawl": {"corpus"},
     "filters": {"corpus", "crawl", "training"},  # CLIP scoring applies a model training/clip defines
+    "imagetext": {"corpus", "crawl", "filters"},  # the images stage's rows: fetched images, filter verdicts
     "synth": {"corpus", "filters"},
     "training": {"corpus"},
     "inference": {"corpus", "training", "filters"},
-    "pipelines": {"corpus", "crawl", "filters", "synth", "training", "inference"},
+    "datatools": {"corpus", "filters"},  # builders of training data for the shipped filter models
+    "pipelines": {"corpus", "crawl", "filters", "imagetext", "synth", "training", "inference"},
 }
 # a library running the CLI: `python -m pipelines.cli ...` or the `cidermill` console script
 _CLI_CALL = re.compile(r"""["'](pipelines\.cli|pipelines\.commands[\w.]*|cidermill)["']""")
@@ -74,7 +76,8 @@ GRAPH = {mod: {r for n in _imports(path, mod) if (r := _resolve(n)) and r != mod
 
 
 def test_scan_sees_the_packages():
-    assert {m.split(".")[0] for m in MODULES} >= {"corpus", "crawl", "filters", "synth", "training", "pipelines"}
+    assert {m.split(".")[0] for m in MODULES} >= {"corpus", "crawl", "filters", "imagetext", "synth", "training",
+                                                  "datatools", "pipelines"}
     assert "corpus" in {d.split(".")[0] for d in GRAPH["pipelines.cli"] | GRAPH["pipelines.shards_io"]}
 
 

@@ -86,8 +86,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from filters.alt_text import AltTextConfig
     from filters.clip_select import ClipSelectConfig
     from filters.image_check import ImageCheckConfig
-    from filters.image_fetch import ImageFetchConfig
-    from pipelines.images_pipeline import ImagesConfig, default_clip_checkpoint, run_images
+    from crawl.image_fetch import ImageFetchConfig
+    from imagetext.config import ImagesConfig
+    from pipelines.images_pipeline import run_images
+    from training.clip.default_checkpoint import default_clip_checkpoint
 
     if args.clip_model and not args.clip_checkpoint and not args.clip_random_init:
         raise ConfigError("--clip-model without --clip-checkpoint would score with random weights; pass "
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise ConfigError("--clip-batch-size must be >= 1")
     ckpt = args.clip_checkpoint
     if ckpt is None and not args.clip_model:
-        ckpt = default_clip_checkpoint(log=lambda m: print(m, flush=True))
+        ckpt = default_clip_checkpoint(synth_caption_pairs, log=lambda m: print(m, flush=True))
     cfg = ImagesConfig(
         image=ImageCheckConfig(max_bytes=args.max_bytes, max_pixels=args.max_pixels, min_side=args.min_side,
                                max_side=args.max_side, max_aspect=args.max_aspect, out_max_side=args.out_max_side,
@@ -125,6 +127,19 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     print(f"images: {s['documents']} interleaved documents in {s['interleaved_dir']}; pairs in {s['pairs_dir']}; "
           f"reports in */_report/ (render with `cidermill report DIR`)")
     return 0
+
+
+def synth_caption_pairs(out_dir: str, n: int, seed: int) -> None:
+    """The default CLIP scorer's training pairs: synthetic captioned scenes (`cidermill synth
+    captions`), or colored-shape pairs where synth cannot run (its imports missing)."""
+    try:
+        from pipelines.synth_pipeline import run_synth
+    except ImportError:
+        from training.clip.toy_pairs import write_toy_pairs
+        write_toy_pairs(out_dir, n, seed=seed, overwrite=True)
+        return
+    run_synth("captions", n, out_dir, seed, None, engine="local", workers=1, overwrite=True,
+              progress=False, contact_sheets=False, width=128, height=128)
 
 
 def _ocr_config(args):

@@ -12,7 +12,7 @@ from crawl.crawler import CrawlConfig, WaveCrawler
 from crawl.robots import parse_robots
 from crawl.safety import AddressPolicy, is_refused_ip
 from crawl_testsite import Route
-from filters.image_fetch import ImageFetchConfig, ImageFetcher
+from crawl.image_fetch import ImageFetchConfig, ImageFetcher
 
 NOT_GLOBAL = ["100.64.0.1", "100.127.255.254",        # carrier-grade NAT (cloud metadata services live here)
               "2002:7f00:1::1", "2002:808:808::1",     # 6to4: the far end cannot be checked

@@ -5,7 +5,7 @@ import sys
 
 from filters import percentile
 from filters.base import Doc
-from filters.boilerplate_gen import negatives
+from datatools.boilerplate_gen import negatives
 from filters.langid import load_fasttext
 from filters.quality_model import DEFAULT_MODEL, QualityModel, hq_probability, read_texts
 from text_samples import DE, EN, EN2, ES, FR, SPAM

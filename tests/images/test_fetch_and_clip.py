@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from corpus.errors import ConfigError
-from filters.image_fetch import ImageFetchConfig, ImageFetcher
+from crawl.image_fetch import ImageFetchConfig, ImageFetcher
 
 
 def _serve(root):
@@ -122,15 +122,16 @@ def test_train_clip_command(tmp_path, capsys):
 
 
 def test_default_checkpoint_is_trained_once_and_cached(tmp_path, monkeypatch):
-    from pipelines.images_pipeline import default_clip_checkpoint
+    from pipelines.commands.images import synth_caption_pairs
+    from training.clip.default_checkpoint import default_clip_checkpoint
     from training.clip.model import checkpoint_threshold, read_metadata
 
     monkeypatch.setenv("CIDERMILL_CACHE", str(tmp_path / "cache"))
     logs = []
-    path = default_clip_checkpoint(n=40, steps=2, log=logs.append)
+    path = default_clip_checkpoint(synth_caption_pairs, n=40, steps=2, log=logs.append)
     assert path.startswith(str(tmp_path / "cache")) and os.path.isfile(path)
     assert read_metadata(path)["model_name"] == "cidermill-tiny-clip"
     assert checkpoint_threshold(path) is not None and os.path.exists(path + ".metrics.json")
     mtime = os.path.getmtime(path)
-    assert default_clip_checkpoint(n=40, steps=2, log=logs.append) == path and os.path.getmtime(path) == mtime
+    assert default_clip_checkpoint(synth_caption_pairs, n=40, steps=2, log=logs.append) == path and os.path.getmtime(path) == mtime
     assert sum("training the default CLIP scorer" in m for m in logs) == 1

@@ -127,7 +127,7 @@ def test_warc_image_records(tmp_path):
     a repeated URL resolves to one record whatever the order."""
     from warcio.warcwriter import WARCWriter
 
-    from filters.image_warc import iter_warc_images, pick_record
+    from crawl.image_warc import iter_warc_images, pick_record
 
     path = str(tmp_path / "a.warc.gz")
     with open(path, "wb") as f:

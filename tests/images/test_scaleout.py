@@ -98,7 +98,7 @@ def _dedup_items(seed: int):
 def test_beam_image_dedup_equals_in_memory(distance, tmp_path):
     import apache_beam as beam
 
-    from pipelines.images_pipeline import image_duplicates
+    from pipelines.images_pipeline import ImageDuplicates
 
     items = _dedup_items(0)
     want = find_duplicates(items, distance)
@@ -108,7 +108,7 @@ def test_beam_image_dedup_equals_in_memory(distance, tmp_path):
     cands = [(node_key(g, prio[0], pid, sha), sha, ph) for pid, sha, ph, g, prio in items]
 
     def build(p):
-        return p | beam.Create(cands) | image_duplicates(distance)
+        return p | beam.Create(cands) | ImageDuplicates(distance)
 
     got = _run_beam(build, tmp_path / "out.json")
     assert len(got) == len({k for k, _ in got})
@@ -145,13 +145,13 @@ def _count(it):
 def test_beam_clip_cut_equals_cutoff(cfg, tmp_path):
     import apache_beam as beam
 
-    from pipelines.images_pipeline import clip_cut
+    from pipelines.images_pipeline import ClipCut
 
     rng = random.Random(5)
     vals = [round(rng.uniform(-0.2, 0.6), 2) for _ in range(500)] + [None, float("nan")]
     want = cutoff([math.nan if v is None else v for v in vals], cfg)
 
     def build(p):
-        return p | beam.Create(vals) | clip_cut(cfg)
+        return p | beam.Create(vals) | ClipCut(cfg)
 
     assert _run_beam(build, tmp_path / "out.json") == [want]

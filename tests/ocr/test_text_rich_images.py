@@ -6,7 +6,9 @@ from PIL import Image, ImageDraw, ImageFont
 
 from filters.ocr import available
 from filters.ocr_text_rich import TextRichConfig, read_text
-from pipelines.images_pipeline import PAIRS_OUT, ImagesConfig, make_pairs
+from imagetext.config import ImagesConfig
+from imagetext.pairs import make_pairs
+from pipelines.images_pipeline import PAIRS_OUT
 
 pytestmark = pytest.mark.skipif(not available(), reason="tesseract not installed (make system-deps)")
 LINES = ["Pressing yield by apple variety", "Dabinett 72% juice", "Kingston Black 68% juice",

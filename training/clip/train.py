@@ -50,6 +50,16 @@ def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
     return lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, t)))
 
 
+def _optimizer(model, lr: float, weight_decay: float):
+    """AdamW with CLIP's betas; weight decay on matrices only (not on embeddings, norms, biases)."""
+    import torch  # noqa: PLC0415
+
+    decay = [p for nm, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in nm]
+    no_decay = [p for nm, p in model.named_parameters() if not (p.ndim >= 2 and "embedding" not in nm)]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.98), eps=1e-6)
+
+
 def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300, seed: int = 0,
                model_name: str = DEFAULT_MODEL, batch_size: int = 64, lr: float = 1e-3, weight_decay: float = 0.1,
                warmup: int = 20, heldout: float = 0.1, max_rows: int | None = 10000,
@@ -83,10 +93,7 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
         log(f"train-clip: {model_name}{f' with a {vision} image tower' if vision else ''}, {n} training pairs, {len(split.held_ids)} held out"
             f"{f', {split.skipped} undecodable skipped' if split.skipped else ''}; {steps} steps of {batch_size}")
     before = evaluate(model, split.held_images, split.held_texts, seed)
-    decay = [p for nm, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in nm]
-    no_decay = [p for nm, p in model.named_parameters() if not (p.ndim >= 2 and "embedding" not in nm)]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.98), eps=1e-6)
+    opt = _optimizer(model, lr, weight_decay)
     loss_fn = open_clip.ClipLoss()
     rng = np.random.default_rng(seed)
     bs = min(batch_size, n)

@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from crawl.fetch import FetchConfig, Fetcher
+from crawl.politeness import HostClock
+from crawl.robots import RobotsCache
+from crawl.safety import AddressPolicy
+from crawl.urls import host_of, try_canonicalize
+
 
 @dataclass(frozen=True)
 class ImageFetchConfig:
@@ -45,9 +51,6 @@ class ImageFetch:
 
 class ImageFetcher:
     def __init__(self, cfg: ImageFetchConfig = ImageFetchConfig()):
-        from crawl.fetch import FetchConfig, Fetcher  # noqa: PLC0415
-        from crawl.robots import RobotsCache  # noqa: PLC0415
-        from crawl.safety import AddressPolicy  # noqa: PLC0415
 
         self.cfg = cfg
         self.policy = AddressPolicy(cfg.allow_private)
@@ -59,8 +62,6 @@ class ImageFetcher:
         self.clocks: dict[str, Any] = {}
 
     def _clock(self, url: str):
-        from crawl.politeness import HostClock  # noqa: PLC0415
-        from crawl.urls import host_of  # noqa: PLC0415
 
         host = host_of(url)
         if host not in self.clocks:
@@ -76,7 +77,6 @@ class ImageFetcher:
         return reason or self.robots.decide(url).reason
 
     def fetch(self, url: str) -> ImageFetch:
-        from crawl.urls import try_canonicalize  # noqa: PLC0415
 
         canon, why = try_canonicalize(url or "")
         if canon is None:

@@ -12,6 +12,12 @@ import os
 import textwrap
 from typing import Sequence
 
+import matplotlib
+from PIL import Image, ImageDraw, ImageFont
+
+matplotlib.use("Agg")   # files only, never a window
+import matplotlib.pyplot as plt  # noqa: E402
+
 THUMB = 128
 
 
@@ -19,8 +25,6 @@ def thumbnail(blob: bytes | None, side: int = THUMB) -> bytes | None:
     """A small JPEG of `blob` (None when it does not decode)."""
     if not blob:
         return None
-    from PIL import Image  # noqa: PLC0415
-
     try:
         with Image.open(io.BytesIO(blob)) as im:
             im = im.convert("RGB")
@@ -35,8 +39,6 @@ def thumbnail(blob: bytes | None, side: int = THUMB) -> bytes | None:
 def contact_sheet(tiles: Sequence[tuple[bytes | None, str]], path: str, title: str, cols: int = 6,
                   side: int = THUMB) -> str:
     """tiles: (thumbnail bytes or None, label); writes a PNG grid at `path`."""
-    from PIL import Image, ImageDraw, ImageFont  # noqa: PLC0415
-
     font = ImageFont.load_default()
     n = max(1, len(tiles))
     cols = min(cols, n)
@@ -81,11 +83,6 @@ def hist_bin(score: float) -> int:
 def score_histogram(kept: Sequence[int], dropped: Sequence[int], path: str, cut: float | None,
                     title: str = "CLIP score") -> str:
     """Stacked bar histogram (fixed bins from `hist_bin`) of kept vs dropped scores, cut as a line."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     width = (HIST_HI - HIST_LO) / HIST_BINS
     used = [i for i in range(HIST_BINS) if kept[i] or dropped[i]]
     lo = max(0, (min(used) if used else 90) - 2)

@@ -1,11 +1,11 @@
 """Rebuild the default quality model (filters/models/quality.ftz) from data anyone can fetch.
 
-    python -m filters.quality_data [--scratch /tmp/cidermill-quality] [--out filters/models/quality.ftz]
+    python -m datatools.quality_data [--scratch /tmp/cidermill-quality] [--out filters/models/quality.ftz]
 
 1. `apt-get download` + `dpkg -x` Debian documentation packages into the scratch dir (not committed):
-   python3.11-doc and debian-reference in 8 languages (filters/debian_docs.py).
+   python3.11-doc and debian-reference in 8 languages (datatools/debian_docs.py).
 2. Positives: prose chunks (~250 words) of the documentation pages. Negatives: generated web
-   boilerplate/spam (filters/boilerplate_gen.py), word salad made from the positives' own words,
+   boilerplate/spam (datatools/boilerplate_gen.py), word salad made from the positives' own words,
    and real index pages (genindex, module index, tables of contents).
 3. Split by page (hash of the page path): 80% train, 20% held out. Salad and generated negatives
    for the held-out set come from held-out pages and a different seed: training never sees them.
@@ -23,10 +23,12 @@ import time
 
 import xxhash
 
-from filters.quality_model import read_texts, train_quality_model
+from datatools import boilerplate_gen, debian_docs
+from filters.langid import load_fasttext
+from filters.quality_model import hq_probability, read_texts, train_quality_model
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_OUT = os.path.join(HERE, "models", "quality.ftz")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(ROOT, "filters", "models", "quality.ftz")
 
 
 def _write(path: str, texts: list[str]) -> None:
@@ -39,7 +41,6 @@ def held_out(page: str, percent: int = 20) -> bool:
 
 
 def build_sets(root: str, seed: int = 0) -> dict[str, list[str]]:
-    from filters import boilerplate_gen, debian_docs  # noqa: PLC0415
     prose = debian_docs.documents(root, words=250)
     index = [c for p in debian_docs.html_pages(root) if debian_docs.is_index_page(p)
              for c in debian_docs.page_chunks(p, root, words=250)]
@@ -54,8 +55,6 @@ def build_sets(root: str, seed: int = 0) -> dict[str, list[str]]:
 
 
 def evaluate(model_path: str, pos: list[str], neg: list[str], thresholds=(0.25, 0.5)) -> dict:
-    from filters.langid import load_fasttext  # noqa: PLC0415
-    from filters.quality_model import hq_probability  # noqa: PLC0415
     m = load_fasttext(model_path)
     sp = [hq_probability(m, t) for t in pos]
     sn = [hq_probability(m, t) for t in neg]
@@ -71,7 +70,7 @@ def evaluate(model_path: str, pos: list[str], neg: list[str], thresholds=(0.25, 
     return out
 
 
-DEMO_GT = os.path.join(os.path.dirname(HERE), "pipelines", "demo_site", "ground_truth.json")
+DEMO_GT = os.path.join(ROOT, "pipelines", "demo_site", "ground_truth.json")
 
 
 def demo_site_eval(model_path: str) -> dict | None:
@@ -95,7 +94,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", help="already unpacked packages (skips apt-get)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
-    from filters import debian_docs  # noqa: PLC0415
     t0 = time.time()
     root = a.root or debian_docs.fetch(a.scratch)
     sets = build_sets(root, a.seed)

@@ -15,6 +15,12 @@ import hashlib
 from collections import Counter
 from typing import Any, Iterable, Iterator
 
+from warcio.archiveiterator import ArchiveIterator
+
+from crawl.fetch import HTML_TYPES, mime_of
+from crawl.robots_meta import robots_flags
+from crawl.urls import try_canonicalize
+
 R_NOT_IN_WARC = "image_not_in_warc"
 MAX_RECORD_BYTES = 20 * 1024 * 1024
 # archived types that are never images (others, even wrong ones, go to the Pillow checks)
@@ -25,7 +31,6 @@ NOT_IMAGES = frozenset({"text/css", "text/javascript", "application/javascript",
 
 def url_key(url: str) -> str | None:
     """The canonical form of an image URL (None when it cannot be canonicalised)."""
-    from crawl.urls import try_canonicalize  # noqa: PLC0415
 
     canon, _ = try_canonicalize((url or "").strip())
     return canon
@@ -34,10 +39,7 @@ def url_key(url: str) -> str | None:
 def iter_warc_images(path: str, user_agent: str = "CiderBot", optout_token: str = "CiderBot-Extended",
                      max_bytes: int = MAX_RECORD_BYTES, skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """Record dicts {url, status, content_type, body, date, training_allowed, reason, detail}."""
-    from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415
 
-    from crawl.fetch import HTML_TYPES, mime_of  # noqa: PLC0415
-    from crawl.robots_meta import robots_flags  # noqa: PLC0415
 
     skipped = skipped if skipped is not None else Counter()
     with open(path, "rb") as f:

@@ -4,7 +4,7 @@
 `documents(root)` turns every HTML page into text chunks of ~`words` words (paragraph, list and
 definition blocks in page order, navigation/script/style removed). Sources: python3.11-doc (a
 530-page Sphinx site) and debian-reference in 8 languages. Used by the quality-model rebuild
-(filters/quality_data.py) and bench/text_chain.py.
+(datatools/quality_data.py) and bench/text_chain.py.
 """
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import glob
 import os
 import subprocess
 from dataclasses import dataclass
+
+import lxml.html
 
 PACKAGES = ["python3.11-doc"] + [f"debian-reference-{l}" for l in ("en", "de", "fr", "es", "it", "pt", "ja", "zh-cn")]
 # The speed benches' larger corpus (10,000+ chunks of up to 2,000 words): the above plus the Debian
@@ -71,7 +73,6 @@ def page_language(path: str) -> str:
 
 def page_blocks(path: str) -> list[str]:
     """Text blocks of one HTML page, in order."""
-    import lxml.html  # noqa: PLC0415
     with open(path, "rb") as f:
         tree = lxml.html.fromstring(f.read())
     for bad in tree.iter(*_SKIP_TAGS):
