@@ -20,6 +20,7 @@ from corpus.schemas import compress_html
 from crawl.extract import extract_page
 from crawl.extract_pool import ExtractPool, shared_pool
 from crawl.fetch import HTML_TYPES, PDF_TYPES, FetchConfig, Fetcher, FetchResult, mime_of
+from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
@@ -34,9 +35,9 @@ PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-
 
 @dataclass
 class CrawlConfig:
-    user_agent: str = "CiderBot"              # robots.txt product token
-    optout_token: str = "CiderBot-Extended"  # training opt-out token
-    agent_string: str = "CiderBot/0.1 (cidermill; +https://example.invalid/ciderbot)"
+    user_agent: str = BOT_TOKEN               # robots.txt product token
+    optout_token: str = OPTOUT_TOKEN          # training opt-out token
+    agent_string: str = AGENT_STRING          # the User-Agent header
     allow_private: bool = False
     render: str = "auto"                      # auto | always | never
     delay: float = 1.0                        # seconds between requests to one host

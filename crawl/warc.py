@@ -15,6 +15,7 @@ from crawl.charset import decode_html, looks_binary
 from crawl.crawler import PAGE_HEADERS, now_iso
 from crawl.extract import extract_page
 from crawl.fetch import HTML_TYPES, PDF_TYPES, mime_of
+from crawl.identity import BOT_TOKEN
 from crawl.pdf import pdf_page_row
 from crawl.robots_meta import robots_flags
 from crawl.urls import host_of, try_canonicalize, url_id
@@ -22,7 +23,7 @@ from crawl.urls import host_of, try_canonicalize, url_id
 MAX_RECORD_BYTES = 10 * 1024 * 1024
 
 
-def iter_warc_pages(path: str, user_agent: str = "CiderBot", fast: bool = False,
+def iter_warc_pages(path: str, user_agent: str = BOT_TOKEN, fast: bool = False,
                     skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """PAGES rows from one WARC file (.warc or .warc.gz)."""
     from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415

@@ -35,6 +35,7 @@ from corpus.schemas import PAGES
 from corpus.writer import DatasetWriter, finalize_dataset, prepare_output_dir, write_dataset
 from crawl.crawler import CrawlConfig, now_iso
 from crawl.frontier import Frontier, FrontierConfig
+from crawl.identity import BOT_TOKEN
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
 
 log = logging.getLogger("cidermill.crawl")
@@ -451,7 +452,7 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
                        progress=progress, order=order, target_languages=target_languages).run()
 
 
-def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = "CiderBot",
+def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = BOT_TOKEN,
                     progress: bool = True) -> tuple[str, dict]:
     """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline (one file per work item)."""
     import apache_beam as beam
