@@ -27,7 +27,8 @@ from crawl.render_policy import render_reason
 from crawl.robots import RobotsCache
 from crawl.robots_meta import robots_flags
 from crawl.safety import AddressPolicy
-from crawl.sitemap import read_sitemap
+from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP_FILES, MAX_SITEMAP_URLS,
+                           read_sitemap)
 from crawl.urls import host_of, origin_of, try_canonicalize, url_id
 
 PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date")
@@ -274,9 +275,9 @@ class WaveCrawler:
         entry = self.robots.entry(url)
         maps = entry.sitemaps or [origin_of(url) + "/sitemap.xml"]
         seen_maps = set()
-        queue = list(maps)[:5]
+        queue = list(maps)[:MAX_LISTED_SITEMAPS]
         found = 0
-        while queue and found < 5000:
+        while queue and found < MAX_SITEMAP_URLS:
             sm = queue.pop(0)
             sm_url, _ = try_canonicalize(sm)
             if sm_url is None or sm_url in seen_maps or self.allow(sm_url):
@@ -293,7 +294,7 @@ class WaveCrawler:
                 out.log.append(self._log({"url": sm_url, "depth": 0}, "skipped", sm_read.skip,
                                          f"sitemap: {sm_read.detail}", res))
                 continue
-            queue += sm_read.nested[:20] if len(seen_maps) < 10 else []
+            queue += sm_read.nested[:MAX_NESTED_SITEMAPS] if len(seen_maps) < MAX_SITEMAP_FILES else []
             for p in sm_read.pages:
                 u, _ = try_canonicalize(p)
                 if u is not None:
