@@ -27,6 +27,7 @@ import time
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from corpus.buckets import bucket_of
 from corpus.errors import CidermillError, ConfigError
 from corpus.manifest import manifest_path, read_manifest
 from corpus.provenance import make_provenance
@@ -112,7 +113,6 @@ def _num_slots(beam_args: Sequence[str], n_hosts: int) -> int:
 def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlConfig,
                   beam_args: Sequence[str], provenance: dict) -> None:
     import apache_beam as beam
-    import xxhash
 
     from pipelines.beam_options import pipeline_options
     from pipelines.shards_io import WriteShards
@@ -121,7 +121,7 @@ def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlCo
     n = _num_slots(beam_args, len(hosts))
     slots: dict[int, list[dict]] = {}
     for e in entries:
-        slots.setdefault(xxhash.xxh64_intdigest(e["host"].encode()) % n, []).append(e)
+        slots.setdefault(bucket_of(e["host"], n), []).append(e)
     CrawlWaveFn = _crawl_fn_class()
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         outs = (p

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
+from corpus.buckets import bucket_of
 from corpus.errors import ConfigError
 from corpus.manifest import manifest_path
 from corpus.provenance import make_provenance
@@ -171,7 +172,7 @@ def row_stats(kind: str, rows: Sequence[dict[str, Any]], drops: Sequence[tuple[s
 
 def write_rows_deterministic(out_dir: str, rows: list[dict[str, Any]], provenance: dict, target_bytes: int,
                              overwrite: bool) -> None:
-    from pipelines.shards_io import approx_size, shard_of
+    from pipelines.shards_io import approx_size
     prepare_output_dir(out_dir, "pairs", job=provenance.get("job"), overwrite=overwrite)
     ids = [r["id"] for r in rows]
     if len(set(ids)) != len(ids):
@@ -180,7 +181,7 @@ def write_rows_deterministic(out_dir: str, rows: list[dict[str, Any]], provenanc
     n = max(1, math.ceil(total / max(1, target_bytes)))
     buckets: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
-        buckets.setdefault(shard_of(r["id"], n), []).append(r)
+        buckets.setdefault(bucket_of(r["id"], n), []).append(r)
     infos = [write_shard_file(out_dir, i, pa.Table.from_pylist(sorted(b, key=lambda r: r["id"]), schema=PAIRS))
              for i, b in sorted(buckets.items())]
     finalize_dataset(out_dir, "pairs", PAIRS, infos, provenance)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-import xxhash
-
+from corpus.buckets import bucket_of
 from corpus.errors import CidermillError
 from corpus.reader import ShardDataset
 
@@ -26,7 +25,7 @@ class PairSplit:
 
 
 def is_heldout(pair_id: str, frac: float) -> bool:
-    return (xxhash.xxh64_intdigest(pair_id.encode("utf-8")) % 10_000) < int(round(frac * 10_000))
+    return bucket_of(pair_id, 10_000) < int(round(frac * 10_000))
 
 
 def read_pairs(dirs: list[str], max_rows: int | None = None) -> list[tuple[str, bytes, str]]:
