@@ -29,7 +29,7 @@ PAGES = pa.schema([
     ("id", pa.string()),                 # sha1 of the canonical URL
     ("url", pa.string()),                # canonical requested URL
     ("final_url", pa.string()),          # after redirects
-    ("host", pa.string()),
+    ("host", pa.string()),               # host[:port], the URL's authority (crawl.urls.authority_of)
     ("depth", pa.int32()),
     ("status", pa.int32()),
     ("fetched_at", pa.string()),         # ISO-8601 UTC

@@ -29,7 +29,7 @@ from crawl.robots_meta import robots_flags
 from crawl.safety import AddressPolicy
 from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP_FILES, MAX_SITEMAP_URLS,
                            read_sitemap)
-from crawl.urls import host_of, origin_of, try_canonicalize, url_id
+from crawl.urls import authority_of, origin_of, try_canonicalize, url_id
 
 PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date")
 
@@ -160,7 +160,7 @@ class WaveCrawler:
         self.fetcher.close()
 
     def clock(self, url: str) -> HostClock:
-        host = host_of(url)
+        host = authority_of(url)
         if host not in self.clocks:
             cd = None
             try:
@@ -174,7 +174,7 @@ class WaveCrawler:
     # -- rows ----------------------------------------------------------------------------------
     def _log(self, e: dict, decision: str, reason: str | None = None, detail: str = "", res: FetchResult | None = None,
              **extra) -> dict[str, Any]:
-        row = {"id": log_id(e["url"], f"wave {self.wave}", "decision"), "url": e["url"], "host": e.get("host") or host_of(e["url"]),
+        row = {"id": log_id(e["url"], f"wave {self.wave}", "decision"), "url": e["url"], "host": e.get("host") or authority_of(e["url"]),
                "depth": e.get("depth", 0), "parent": e.get("parent"), "wave": self.wave, "decision": decision,
                "reason": reason, "detail": (detail or "")[:500], "status": res.status if res else None,
                "fetch_ms": res.fetch_ms if res else None, "bytes": len(res.body) if res else None,
@@ -379,7 +379,7 @@ class WaveCrawler:
             ex.text, ex.error = visible_text.strip(), "main_content_from_inner_text"
         headers = [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items()) if k in PAGE_HEADERS]
         page = {
-            "id": url_id(url), "url": url, "final_url": final, "host": host_of(url), "depth": e.get("depth", 0),
+            "id": url_id(url), "url": url, "final_url": final, "host": authority_of(url), "depth": e.get("depth", 0),
             "status": res.status, "fetched_at": now_iso(), "fetch_ms": res.fetch_ms, "content_type": res.content_type,
             "encoding": res.encoding, "headers": headers,
             # decoded to UTF-8 like every compressed HTML column (corpus.schemas); `encoding` says from what
@@ -401,7 +401,7 @@ class WaveCrawler:
                                  robots_noindex=noindex, robots_nofollow=nofollow))
         if ex is not None:
             for href, why in ex.bad_links:
-                out.log.append({**self._log({"url": href, "host": host_of(url), "depth": e.get("depth", 0) + 1,
+                out.log.append({**self._log({"url": href, "host": authority_of(url), "depth": e.get("depth", 0) + 1,
                                              "parent": url}, "skipped", why, "bad link on page"),
                                 "id": log_id(href, url, "badlink")})
         if not nofollow:
@@ -464,7 +464,7 @@ class WaveCrawler:
         self._done, self._total = 0, len(entries)
         by_host: dict[str, list[dict]] = {}
         for e in entries:
-            by_host.setdefault(e.get("host") or host_of(e["url"]), []).append(e)
+            by_host.setdefault(e.get("host") or authority_of(e["url"]), []).append(e)
         out = WaveOutput()
         if len(by_host) <= 1 or self.config.max_parallel_hosts <= 1:
             for h in sorted(by_host):

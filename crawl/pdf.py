@@ -202,12 +202,12 @@ def pdf_page_row(url: str, body: bytes, status: int, content_type: str, fetched_
                  limits: PdfLimits = PdfLimits(render=False, max_pages=300)) -> tuple[dict | None, str | None]:
     """A PAGES row (text layer only, no page images) for a PDF fetched from the web or a WARC,
     or (None, reason). Page images and OCR come with the `--pdf-dir` route."""
-    from crawl.urls import host_of, url_id  # noqa: PLC0415
+    from crawl.urls import authority_of, url_id  # noqa: PLC0415
     try:
         doc = read_pdf(body, limits)
     except PdfRefused as e:
         return None, e.reason
-    row = {"id": url_id(url), "url": url, "final_url": url, "host": host_of(url), "depth": 0, "status": status,
+    row = {"id": url_id(url), "url": url, "final_url": url, "host": authority_of(url), "depth": 0, "status": status,
            "fetched_at": fetched_at, "fetch_ms": None, "content_type": content_type, "encoding": None,
            "headers": [], "raw_html_zstd": None, "rendered_html_zstd": None, "rendered": False,
            "robots_noindex": False, "robots_nofollow": False, "training_allowed": True,

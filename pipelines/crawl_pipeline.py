@@ -416,9 +416,9 @@ def _with_priority(table, why: dict[str, dict]):
 def _decision_row(url: str, decision: str, reason: str | None, detail: str, wave: int, depth: int = 0,
                   parent: str | None = None) -> dict[str, Any]:
     from crawl.crawler import log_id
-    from crawl.urls import host_of
+    from crawl.urls import authority_of
     try:
-        host = host_of(url)
+        host = authority_of(url)
     except ValueError:
         host = ""
     return {"id": log_id(url, parent, f"admission:{reason}"), "url": url, "host": host, "depth": depth,
