@@ -45,8 +45,6 @@ class TextFilter:
     name: ClassVar[str] = "filter"
     #: score name -> histogram range in the report
     score_ranges: ClassVar[dict[str, tuple[float, float]]] = {}
-    #: extra integer columns this filter writes (counts), name -> description
-    int_columns: ClassVar[tuple[str, ...]] = ()
 
     def clean(self, doc: Doc) -> None:  # cleaners override
         return None

@@ -30,7 +30,6 @@ from filters.sanitize import Sanitizer
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "text.yaml")
 FILTERS: dict[str, type[TextFilter]] = {c.name: c for c in (C4Lines, LanguageId, GopherQuality, Repetition,
                                                              PiiScrubber, Safety, QualityModel, Decontamination)}
-GLOBAL_STAGES = ("quality", "decontam", "dedup")  # may need the whole corpus; always last, in this order
 PII_TYPES = ("email", "phone", "ip", "credit_card", "ssn", "iban")
 # page columns copied onto documents as provenance (added columns only; never renamed)
 PAGE_COLUMNS = [("title", pa.string()), ("final_url", pa.string()), ("host", pa.string()), ("depth", pa.int32()),

@@ -24,7 +24,6 @@ import logging
 import os
 import shutil
 import time
-from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from corpus.buckets import bucket_of
@@ -468,9 +467,8 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
     prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
 
     def read(path):
-        skipped = Counter()
         seen = set()
-        for row in iter_warc_pages(path, user_agent, fast=True, skipped=skipped):
+        for row in iter_warc_pages(path, user_agent, fast=True):
             if row["id"] not in seen:  # the same URL twice in one archive: keep the first
                 seen.add(row["id"])
                 yield row

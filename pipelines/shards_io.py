@@ -8,7 +8,6 @@ names and renamed; the manifest is written last, in one final step, after every 
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Callable, Iterable
 
 import apache_beam as beam
@@ -16,7 +15,6 @@ import pyarrow as pa
 
 from corpus.buckets import bucket_of
 from corpus.errors import ShardError
-from corpus.manifest import ShardInfo
 from corpus.reader import ShardDataset
 from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, prepare_output_dir, write_shard_file
 
@@ -109,9 +107,4 @@ class ReadShards(beam.PTransform):
                 | "Read" >> beam.ParDo(_ReadShard(self.directory, self.columns)))
 
 
-def shard_infos_json(infos: list[ShardInfo]) -> list[dict]:
-    return [i.to_json() for i in infos]
-
-
 __all__ = ["WriteShards", "ReadShards", "approx_size"]
-_ = os

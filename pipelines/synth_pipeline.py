@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
@@ -66,7 +66,6 @@ class SynthConfig:
     table_on_too_many_rows: str = "truncate"
     ocr_check: bool = False          # OCR every image; drop those whose drawn text cannot be read
     ocr_min_recall: float = 0.55     # share of drawn strings OCR must read back (bench/ocr_threshold.py)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> "SynthConfig":
         from synth.captions import check_scene_params

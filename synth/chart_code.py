@@ -244,11 +244,6 @@ def chart_code(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any] 
     return src
 
 
-def run_chart_code(code: str) -> bytes:
-    """Execute generated chart code and return the PNG bytes it draws."""
-    return render_chart_code(code)[0]
-
-
 def render_chart_code(code: str) -> tuple[bytes, Image.Image]:
     """Execute generated chart code: the PNG bytes it writes, and the image it returns (same pixels).
 
