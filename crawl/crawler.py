@@ -12,15 +12,20 @@ import concurrent.futures as cf
 import datetime as _dt
 from collections import deque
 import hashlib
+import json
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from corpus.process_cache import ProcessCache
 from corpus.schemas import compress_html
-from crawl.extract import extract_page
+from crawl.checkpoint import chunk_key, load_chunk, save_chunk
+from crawl.extract import _links, extract_page, parse_html
 from crawl.extract_pool import ExtractPool, shared_pool
 from crawl.fetch import HTML_TYPES, PDF_TYPES, RETRY_STATUSES, FetchConfig, Fetcher, FetchResult, mime_of
 from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
+from crawl.pdf import pdf_page_row
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
@@ -267,7 +272,6 @@ class WaveCrawler:
         every = self.config.progress_every
         if not every:
             return
-        import time  # noqa: PLC0415
         with self._render_lock:
             self._done += 1
             now = time.monotonic()
@@ -445,7 +449,6 @@ class WaveCrawler:
     def _pdf_page(self, e: dict, res: FetchResult, decision, out: WaveOutput) -> None:
         """A fetched PDF: its text layer as a pages row (crawl.pdf: page, byte and time caps), or a
         skip with crawl.pdf's refusal reason (pdf:encrypted, pdf:broken, pdf:too_many_pages ...)."""
-        from crawl.pdf import pdf_page_row  # noqa: PLC0415
         c, url = self.config, e["url"]
         if len(res.body) > c.max_bytes:
             out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes}",
@@ -474,7 +477,6 @@ class WaveCrawler:
         """crawl_host in chunks; each finished chunk is saved under partial_dir and reused on a redo."""
         if not partial_dir:
             return self.crawl_host(entries)
-        from crawl.checkpoint import chunk_key, load_chunk, save_chunk  # noqa: PLC0415
         out = WaveOutput()
         size = max(1, self.config.chunk_size)
         for i in range(0, len(entries), size):
@@ -515,28 +517,19 @@ def _lang_header(headers: dict[str, str]) -> str | None:
 
 
 def _links_only(html: str, base: str) -> list[dict[str, str]]:
-    from crawl.extract import _links, parse_html  # noqa: PLC0415
     doc = parse_html(html)
     return _links(doc, base)[0] if doc is not None else []
 
 
-# One crawler per worker process and config, kept across waves: the robots.txt cache, connection
-# pools and the browser survive from one wave's pipeline to the next. The driver closes them.
-_SHARED: dict[str, WaveCrawler] = {}
-_SHARED_LOCK = threading.Lock()
+# One crawler per worker process and config (key: the config as sorted JSON), kept across waves:
+# the robots.txt cache, connection pools and the browser survive from one wave's pipeline to the
+# next. Owner: this module; the crawl driver empties it (close_shared) when the crawl ends.
+CRAWLERS: ProcessCache[WaveCrawler] = ProcessCache("crawlers", close=WaveCrawler.close)
 
 
 def shared_crawler(config: CrawlConfig) -> WaveCrawler:
-    import json  # noqa: PLC0415
-    key = json.dumps(config.to_json(), sort_keys=True)
-    with _SHARED_LOCK:
-        if key not in _SHARED:
-            _SHARED[key] = WaveCrawler(config)
-        return _SHARED[key]
+    return CRAWLERS.get(json.dumps(config.to_json(), sort_keys=True), lambda: WaveCrawler(config))
 
 
 def close_shared() -> None:
-    with _SHARED_LOCK:
-        for c in _SHARED.values():
-            c.close()
-        _SHARED.clear()
+    CRAWLERS.clear()

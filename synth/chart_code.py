@@ -18,6 +18,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from PIL import Image
 
+from corpus.process_cache import ProcessCache
 from synth.chart_layout import TITLE_PAD_PT, half, plan
 from synth.chart_style import PALETTES, THEMES
 
@@ -285,19 +286,17 @@ def render_chart_code(code: str) -> tuple[bytes, Image.Image]:
     return png, (img if isinstance(img, Image.Image) else Image.open(io.BytesIO(png)))
 
 
-_renderers: dict[tuple[int, int, int, float], RendererAgg] = {}
+# Agg renderers by (thread, width, height, dpi). Owner: this module; they live as long as the
+# process. vary_size draws many sizes, so the cache holds at most 16M pixels (~64 MB of RGBA
+# buffers) and starts over when a new size would pass that.
+RENDERERS: ProcessCache[RendererAgg] = ProcessCache("Agg renderers", cost=lambda key: key[1] * key[2],
+                                                    max_cost=16_000_000)
 
 
 def shared_renderer(width: int, height: int, dpi: float) -> RendererAgg:
     """This thread's reusable Agg renderer for one figure size (see _SharedRendererCanvas)."""
     key = (threading.get_ident(), int(width), int(height), float(dpi))
-    r = _renderers.get(key)
-    if r is None:
-        # vary_size draws many sizes: keep at most ~64 MB of RGBA buffers per process
-        if sum(k[1] * k[2] for k in _renderers) + width * height > 16_000_000:
-            _renderers.clear()
-        r = _renderers[key] = RendererAgg(int(width), int(height), dpi)
-    return r
+    return RENDERERS.get(key, lambda: RendererAgg(int(width), int(height), dpi))
 
 
 class _SharedRendererCanvas(FigureCanvasAgg):
