@@ -6,6 +6,7 @@ Compressed HTML columns hold zstd-compressed UTF-8 (see `compress_html`/`decompr
 from __future__ import annotations
 
 import pyarrow as pa
+import zstandard
 
 IMAGE_REF = pa.struct([
     ("src", pa.string()),           # absolute URL
@@ -100,7 +101,6 @@ TOKENS = pa.schema([
 
 
 def compress_html(html: str | bytes | None, level: int = 3) -> bytes | None:
-    import zstandard  # noqa: PLC0415  (optional speed path)
     if html is None:
         return None
     data = html.encode("utf-8", "replace") if isinstance(html, str) else html
@@ -113,7 +113,6 @@ MAX_HTML_BYTES = 64 * 1024 * 1024  # a stored page never inflates past this (a f
 def decompress_html(blob: bytes | None, max_bytes: int = MAX_HTML_BYTES) -> str | None:
     """The HTML of a compressed column; None when absent or when it would inflate past `max_bytes`
     (read as a stream: a frame's declared size is not trusted)."""
-    import zstandard  # noqa: PLC0415
     if blob is None:
         return None
     with zstandard.ZstdDecompressor().stream_reader(blob) as r:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from corpus.errors import ConfigError
+
 
 @dataclass
 class Doc:
@@ -71,7 +73,6 @@ class TextFilter:
 
 def check_keys(name: str, given: dict[str, Any], allowed: set[str]) -> None:
     """Reject unknown config keys with one clear line (a typo must not silently disable a rule)."""
-    from corpus.errors import ConfigError  # noqa: PLC0415
     unknown = sorted(set(given) - allowed)
     if unknown:
         raise ConfigError(f"stage {name!r}: unknown option(s) {', '.join(unknown)}; "

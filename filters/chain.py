@@ -8,6 +8,7 @@ decontamination, dedup) only score here; the pipeline decides them afterwards.
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
 from collections import Counter
 from typing import Any
@@ -152,7 +153,6 @@ class TextChain:
         before writing."""
         row = self.empty_row(page)
         if not row["id"]:
-            import hashlib  # noqa: PLC0415
             basis = str(page.get("url") or "") + "\0" + repr(page.get("text"))[:10000]
             row["id"] = "noid-" + hashlib.sha1(basis.encode("utf-8", "replace")).hexdigest()
             if page.get("text") is None and not page.get("url"):

@@ -12,6 +12,8 @@ import json
 import os
 import warnings
 
+from safetensors.torch import load_file, save_file
+
 from corpus.errors import CidermillError
 from training.models.fingerprint import BASE_FILE, base_fingerprint
 
@@ -25,7 +27,6 @@ class AdapterError(CidermillError):
 def save_adapter(model, adapter_name: str, out_dir: str, base: dict) -> None:
     """Write one adapter of ``model`` in the agreed format (``base``: the base's fingerprint)."""
     from peft import get_peft_model_state_dict
-    from safetensors.torch import save_file
     os.makedirs(out_dir, exist_ok=True)
     model.peft_config[adapter_name].save_pretrained(out_dir)
     state = get_peft_model_state_dict(model, adapter_name=adapter_name)
@@ -45,7 +46,6 @@ class Adapters:
 
     def load(self, path: str, name: str | None = None) -> str:
         from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict
-        from safetensors.torch import load_file
         name = name or os.path.basename(os.path.normpath(path))
         base_file = os.path.join(path, BASE_FILE)
         if not os.path.exists(os.path.join(path, "adapter_config.json")) or not os.path.exists(base_file):

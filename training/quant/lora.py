@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import torch
 import torch.nn as nn
+from safetensors.torch import load_file, save_file
 
 from corpus.errors import CidermillError
 from training.models.fingerprint import BASE_FILE, base_fingerprint, base_state
@@ -50,7 +52,6 @@ def add_lora(model: nn.Module, rank: int = 32, alpha: int = 16, targets=DECODER_
 
 def save_adapter(model: nn.Module, out_dir: str) -> str:
     from peft import get_peft_model_state_dict
-    from safetensors.torch import save_file
 
     cfg = model.peft_config[ADAPTER_NAME]
     tmp = out_dir.rstrip("/") + ".tmp"
@@ -62,7 +63,6 @@ def save_adapter(model: nn.Module, out_dir: str) -> str:
     with open(os.path.join(tmp, BASE_FILE), "w") as f:
         json.dump(model.cidermill_base, f, indent=1)
     if os.path.exists(out_dir):
-        import shutil
         shutil.rmtree(out_dir)
     os.replace(tmp, out_dir)
     return out_dir
@@ -71,7 +71,6 @@ def save_adapter(model: nn.Module, out_dir: str) -> str:
 def load_adapter(model: nn.Module, adapter_dir: str) -> nn.Module:
     """Inject the saved adapter into ``model`` (its base must match the adapter's fingerprint)."""
     from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict
-    from safetensors.torch import load_file
 
     base_file = os.path.join(adapter_dir, BASE_FILE)
     if not os.path.exists(base_file):

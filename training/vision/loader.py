@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 
 from corpus.errors import ConfigError
 from training.data.loader import IGNORE, _Stream
@@ -100,7 +101,6 @@ class MultimodalLoader:
         return toks, docs, valid, s.images
 
     def next_batch(self) -> dict[str, Any]:
-        import torch
         T, B = self.seq_len, self.batch_size
         toks = np.empty((B, T + 1), np.int64)
         docs = np.empty((B, T + 1), np.int64)
