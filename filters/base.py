@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from corpus.errors import ConfigError
+from filters.words import split_words
 
 
 @dataclass
@@ -30,7 +31,6 @@ class Doc:
     @property
     def words(self) -> list[str]:
         """Language-aware words of the current text (cached until the text or language changes)."""
-        from filters.words import split_words  # noqa: PLC0415
         if self._words is None or self._words_lang != self.language:
             self._words = split_words(self.text)
             self._words_lang = self.language

@@ -18,6 +18,7 @@ import torch
 from safetensors.torch import load_file, save_file, save_model
 
 from corpus.errors import CidermillError
+from training.models import build_model, config_from_dict
 
 MODEL_FILE = "model.safetensors"
 TRAINER_FILE = "trainer.pt"
@@ -122,7 +123,6 @@ def load_trainer_state(ckpt_dir: str) -> tuple[dict, dict[str, Any]]:
 
 def load_model_from_checkpoint(ckpt_dir: str, device: str = "cpu", **overrides):
     """Build the model a checkpoint describes and load its weights (e.g. a distillation teacher)."""
-    from training.models import build_model, config_from_dict
     cfg = config_from_dict(read_model_config(ckpt_dir))
     if overrides:
         cfg = dataclasses.replace(cfg, **overrides)

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from corpus.errors import ConfigError
+from training.vision.run_config import parse_vision
 
 
 @dataclass
@@ -148,7 +149,6 @@ def parse_config(raw: Any) -> TrainConfig:
         vision=raw.get("vision"),
     )
     if cfg.vision is not None:
-        from training.vision.run_config import parse_vision
         parse_vision(cfg.vision)  # checked at load like every other section
     mix = []
     if not isinstance(cfg.data.mixture, list) or not cfg.data.mixture:

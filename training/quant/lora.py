@@ -26,6 +26,7 @@ import torch.nn as nn
 from safetensors.torch import load_file, save_file
 
 from corpus.errors import CidermillError
+from training.models import build_model
 from training.models.fingerprint import BASE_FILE, base_fingerprint, base_state
 from training.quant.fake_quant import DECODER_LINEARS
 
@@ -99,8 +100,6 @@ def load_adapter(model: nn.Module, adapter_dir: str) -> nn.Module:
 @torch.no_grad()
 def merged_copy(model: nn.Module) -> nn.Module:
     """A plain float model (same class and config) with every adapter folded into its weights."""
-    from training.models import build_model
-
     plain = build_model(model.config)
     base = base_state(model)
     mods = dict(model.named_modules())

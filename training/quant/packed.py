@@ -29,8 +29,10 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from corpus.errors import CidermillError
+from training.models import build_model, config_from_dict
 from training.quant.fake_quant import kind_of
 from training.quant.grid import QuantizedWeight
+from training.quant.packed_linear import PackedLinear2
 
 FORMAT = "cidermill.packed/1"
 META_KEY = "cidermill_packed"
@@ -102,8 +104,6 @@ def _check(path: str, name: str, t: torch.Tensor, dtype: torch.dtype, shape: lis
 def load_packed(path: str, device: str = "cpu", keep_packed: bool = False):
     """``(model, header)``: a plain float model holding the dequantised weights; with
     ``keep_packed`` its 2-bit Linears are ``PackedLinear2`` modules holding the codes instead."""
-    from training.models import build_model, config_from_dict
-
     header = read_header(path)
     tensors = load_file(path)
     model = build_model(config_from_dict(header["config"]))
@@ -148,7 +148,6 @@ def load_packed(path: str, device: str = "cpu", keep_packed: bool = False):
         raise CidermillError(f"{path}: tensors not described by the header: {extra[:3]}")
     model.load_state_dict(state, strict=True)
     if packed_linears:
-        from training.quant.packed_linear import PackedLinear2
         for mod_name, (codes, scale, group) in packed_linears.items():
             parent_name, _, attr = mod_name.rpartition(".")
             setattr(model.get_submodule(parent_name), attr,
