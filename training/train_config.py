@@ -27,6 +27,8 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+import yaml
+
 from corpus.errors import ConfigError
 from training.vision.run_config import parse_vision
 
@@ -200,7 +202,6 @@ def load_config(path: str) -> TrainConfig:
         if path.endswith(".json"):
             raw = json.loads(text)
         else:
-            import yaml
             raw = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise ConfigError(f"{path}: unreadable config ({type(e).__name__}: {str(e).splitlines()[0]})") from None
