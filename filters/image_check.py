@@ -70,7 +70,7 @@ class ImageCheckConfig:
             raise ConfigError("image sides: need 1 <= min_side <= max_side, out_max_side >= 1, max_aspect >= 1")
         if self.svg == "rasterize":
             try:
-                import cairosvg  # noqa: F401,PLC0415
+                import cairosvg  # noqa: F401,PLC0415  (lazy: optional, needs libcairo)
             except (ImportError, OSError) as e:
                 raise ConfigError(f"svg=rasterize needs the cairosvg package and libcairo ({e}); "
                                   "install it or use svg=drop") from None

@@ -26,7 +26,7 @@ class AdapterError(CidermillError):
 
 def save_adapter(model, adapter_name: str, out_dir: str, base: dict) -> None:
     """Write one adapter of ``model`` in the agreed format (``base``: the base's fingerprint)."""
-    from peft import get_peft_model_state_dict
+    from peft import get_peft_model_state_dict  # noqa: PLC0415  (lazy: heavy, adapters only)
     os.makedirs(out_dir, exist_ok=True)
     model.peft_config[adapter_name].save_pretrained(out_dir)
     state = get_peft_model_state_dict(model, adapter_name=adapter_name)
@@ -45,7 +45,7 @@ class Adapters:
         self.names: list[str] = []
 
     def load(self, path: str, name: str | None = None) -> str:
-        from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict
+        from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict  # noqa: PLC0415  (lazy: heavy)
         name = name or os.path.basename(os.path.normpath(path))
         base_file = os.path.join(path, BASE_FILE)
         if not os.path.exists(os.path.join(path, "adapter_config.json")) or not os.path.exists(base_file):
@@ -75,7 +75,7 @@ class Adapters:
         return name
 
     def _layers(self):
-        from peft.tuners.tuners_utils import BaseTunerLayer
+        from peft.tuners.tuners_utils import BaseTunerLayer  # noqa: PLC0415  (lazy: heavy, adapters only)
         return [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
 
     def _select(self, name: str | None) -> None:

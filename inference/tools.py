@@ -31,7 +31,7 @@ class Tool:
 
     @classmethod
     def from_function(cls, fn: Callable) -> "Tool":
-        from pydantic import create_model
+        from pydantic import create_model  # noqa: PLC0415  (lazy: only tool schemas need it)
         sig = inspect.signature(fn)
         fields = {}
         for p in sig.parameters.values():

@@ -39,7 +39,7 @@ def register_configs() -> None:
     global _REGISTERED
     with _LOCK:
         if not _REGISTERED:
-            import open_clip  # noqa: PLC0415
+            import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
             open_clip.add_model_config(CONFIG_FILE)
             _REGISTERED = True
@@ -47,7 +47,7 @@ def register_configs() -> None:
 
 def register_config(name: str, cfg: dict[str, Any]) -> None:
     """Register one architecture from a dict (a checkpoint's embedded config) under `name`."""
-    import open_clip  # noqa: PLC0415
+    import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
     register_configs()
     if open_clip.get_model_config(name) == cfg:
@@ -60,7 +60,7 @@ def register_config(name: str, cfg: dict[str, Any]) -> None:
 
 
 def model_config(name: str) -> dict[str, Any]:
-    import open_clip  # noqa: PLC0415
+    import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
     register_configs()
     cfg = open_clip.get_model_config(name)
@@ -71,7 +71,7 @@ def model_config(name: str) -> dict[str, Any]:
 
 def build(name: str = DEFAULT_MODEL, device: str = "cpu"):
     """(model, preprocess, tokenizer) with random weights; preprocess is open_clip's eval transform."""
-    import open_clip  # noqa: PLC0415
+    import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
     model_config(name)
     logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))  # "no pretrained weights"
@@ -155,7 +155,7 @@ def load_clip(name: str | None = None, checkpoint: str | None = None, device: st
                 state = {k: (v.float() if v.is_floating_point() else v) for k, v in load_file(checkpoint).items()}
                 model.load_state_dict(state, strict=True)
             else:
-                import open_clip  # noqa: PLC0415
+                import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
                 open_clip.load_checkpoint(model, checkpoint, strict=True, weights_only=True)
         except (RuntimeError, KeyError, ValueError, OSError, EOFError, AssertionError) as e:

@@ -34,14 +34,14 @@ ADAPTER_NAME = "default"
 
 
 def lora_config(rank: int = 32, alpha: int = 16, targets=DECODER_LINEARS, dropout: float = 0.0):
-    from peft import LoraConfig
+    from peft import LoraConfig  # noqa: PLC0415  (lazy: heavy, LoRA only)
     return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, bias="none",
                       target_modules=[t.split(".")[-1] for t in targets])
 
 
 def add_lora(model: nn.Module, rank: int = 32, alpha: int = 16, targets=DECODER_LINEARS) -> nn.Module:
     """Freeze the base and inject trainable LoRA A/B into the targeted Linears (in place)."""
-    from peft import inject_adapter_in_model
+    from peft import inject_adapter_in_model  # noqa: PLC0415  (lazy: heavy, LoRA only)
 
     fingerprint = base_fingerprint(model)
     for p in model.parameters():
@@ -52,7 +52,7 @@ def add_lora(model: nn.Module, rank: int = 32, alpha: int = 16, targets=DECODER_
 
 
 def save_adapter(model: nn.Module, out_dir: str) -> str:
-    from peft import get_peft_model_state_dict
+    from peft import get_peft_model_state_dict  # noqa: PLC0415  (lazy: heavy, LoRA only)
 
     cfg = model.peft_config[ADAPTER_NAME]
     tmp = out_dir.rstrip("/") + ".tmp"
@@ -71,7 +71,7 @@ def save_adapter(model: nn.Module, out_dir: str) -> str:
 
 def load_adapter(model: nn.Module, adapter_dir: str) -> nn.Module:
     """Inject the saved adapter into ``model`` (its base must match the adapter's fingerprint)."""
-    from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict
+    from peft import LoraConfig, inject_adapter_in_model, set_peft_model_state_dict  # noqa: PLC0415  (lazy: heavy)
 
     base_file = os.path.join(adapter_dir, BASE_FILE)
     if not os.path.exists(base_file):
