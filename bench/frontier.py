@@ -27,6 +27,7 @@ import resource
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.results import save_result, start_conditions  # noqa: E402
+from crawl.identity import BOT_TOKEN  # noqa: E402
 
 
 def explosion(n: int) -> dict:
@@ -69,7 +70,7 @@ def live(order: str, budget: int, wave: int) -> dict:
     kinds = Counter(trap_site.page(trap_site.BASE + p).kind for p in paths)
     return {"order": order, "budget": budget, "wave_size": wave, "requests": len(paths),
             "articles": kinds["article"], "trap_pages": sum(v for k, v in kinds.items() if k in TRAP_KINDS),
-            "kinds": dict(kinds), "robots_violations": sum(not robots.parser.can_fetch(trap_site.BASE + p, "CiderBot")
+            "kinds": dict(kinds), "robots_violations": sum(not robots.parser.can_fetch(trap_site.BASE + p, BOT_TOKEN)
                                                            for p in paths),
             "driver_cpu_s": round(cpu, 2)}
 

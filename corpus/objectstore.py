@@ -15,6 +15,8 @@ import functools
 import hashlib
 import os
 
+import pyarrow.fs as pafs
+
 from corpus.errors import ShardError
 
 
@@ -29,7 +31,6 @@ def join(directory: str, name: str) -> str:
 @functools.lru_cache(maxsize=8)
 def _filesystem(scheme_and_bucket: str, _endpoint: str | None, _key_id: str | None):
     """Cached per bucket and per endpoint/credentials in the environment (they are read here)."""
-    import pyarrow.fs as pafs
     try:
         fs, _ = pafs.FileSystem.from_uri(scheme_and_bucket)
     except (OSError, ValueError, TypeError) as e:
@@ -76,7 +77,6 @@ def _call(uri: str, fn, *args):
 
 def check_bucket(uri: str) -> None:
     """Fail early, in one line, when the bucket is missing or the credentials are refused."""
-    import pyarrow.fs as pafs
     fs, path = resolve(uri)
     bucket = path.split("/", 1)[0]
     info = _call(uri, fs.get_file_info, bucket)
@@ -86,7 +86,6 @@ def check_bucket(uri: str) -> None:
 
 
 def exists(uri: str) -> bool:
-    import pyarrow.fs as pafs
     fs, path = resolve(uri)
     return _call(uri, fs.get_file_info, path).type != pafs.FileType.NotFound
 
@@ -98,7 +97,6 @@ def size(uri: str) -> int:
 
 def listdir(uri: str) -> list[str]:
     """Names directly under `uri` (files and 'directories'), [] if nothing is there."""
-    import pyarrow.fs as pafs
     fs, path = resolve(uri)
     infos = _call(uri, fs.get_file_info, pafs.FileSelector(path, recursive=False, allow_not_found=True))
     return sorted(i.base_name for i in infos)

@@ -14,9 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import xxhash
-
 from corpus import objectstore
+from corpus.buckets import key_hash
 
 REPORT_DIR = "_report"  # "_" prefix: pyarrow.dataset skips it
 STATS_NAME = "stats.json"
@@ -109,7 +108,7 @@ class StageStats:
 
 
 def sample_rank(key: str) -> int:
-    return xxhash.xxh64_intdigest(key.encode("utf-8"))
+    return key_hash(key)
 
 
 @dataclass

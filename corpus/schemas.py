@@ -6,6 +6,7 @@ Compressed HTML columns hold zstd-compressed UTF-8 (see `compress_html`/`decompr
 from __future__ import annotations
 
 import pyarrow as pa
+import zstandard
 
 IMAGE_REF = pa.struct([
     ("src", pa.string()),           # absolute URL
@@ -29,7 +30,7 @@ PAGES = pa.schema([
     ("id", pa.string()),                 # sha1 of the canonical URL
     ("url", pa.string()),                # canonical requested URL
     ("final_url", pa.string()),          # after redirects
-    ("host", pa.string()),
+    ("host", pa.string()),               # host[:port], the URL's authority (crawl.urls.authority_of)
     ("depth", pa.int32()),
     ("status", pa.int32()),
     ("fetched_at", pa.string()),         # ISO-8601 UTC
@@ -118,7 +119,6 @@ VERIFIED = pa.schema([
 
 
 def compress_html(html: str | bytes | None, level: int = 3) -> bytes | None:
-    import zstandard  # noqa: PLC0415  (optional speed path)
     if html is None:
         return None
     data = html.encode("utf-8", "replace") if isinstance(html, str) else html
@@ -131,7 +131,6 @@ MAX_HTML_BYTES = 64 * 1024 * 1024  # a stored page never inflates past this (a f
 def decompress_html(blob: bytes | None, max_bytes: int = MAX_HTML_BYTES) -> str | None:
     """The HTML of a compressed column; None when absent or when it would inflate past `max_bytes`
     (read as a stream: a frame's declared size is not trusted)."""
-    import zstandard  # noqa: PLC0415
     if blob is None:
         return None
     with zstandard.ZstdDecompressor().stream_reader(blob) as r:

@@ -71,8 +71,6 @@ def write_shard_file(directory: str, index: int, table: pa.Table) -> ShardInfo:
                 # Batches of bounded size keep memory-mapped random access cheap.
                 for batch in table.to_batches(max_chunksize=8192):
                     writer.write_batch(batch)
-                if table.num_rows == 0:
-                    pass
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         sha, size = file_sha256(tmp)

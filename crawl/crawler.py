@@ -12,31 +12,48 @@ import concurrent.futures as cf
 import datetime as _dt
 from collections import deque
 import hashlib
+import json
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from corpus.process_cache import ProcessCache
 from corpus.schemas import compress_html
-from crawl.extract import extract_page
+from crawl.checkpoint import chunk_key, load_chunk, save_chunk
+from crawl.extract import _links, extract_page, parse_html
 from crawl.extract_pool import ExtractPool, shared_pool
-from crawl.fetch import HTML_TYPES, PDF_TYPES, FetchConfig, Fetcher, FetchResult, mime_of
+from crawl.fetch import HTML_TYPES, PDF_TYPES, RETRY_STATUSES, FetchConfig, Fetcher, FetchResult, mime_of
+from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
+from crawl.pdf import pdf_page_row
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
 from crawl.robots import RobotsCache
 from crawl.robots_meta import robots_flags
 from crawl.safety import AddressPolicy
-from crawl.sitemap import read_sitemap
-from crawl.urls import host_of, origin_of, try_canonicalize, url_id
+from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP_FILES, MAX_SITEMAP_URLS,
+                           read_sitemap)
+from crawl.urls import authority_of, origin_of, try_canonicalize, url_id
 
 PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date")
 
 
 @dataclass
+class _Rendered:
+    """What rendering a page gave (empty when it was not rendered; `error` when rendering failed)."""
+    html: str | None = None
+    visible_text: str | None = None
+    error: str | None = None
+    noindex: bool = False   # robots meta tags in the rendered page
+    nofollow: bool = False
+
+
+@dataclass
 class CrawlConfig:
-    user_agent: str = "CiderBot"              # robots.txt product token
-    optout_token: str = "CiderBot-Extended"  # training opt-out token
-    agent_string: str = "CiderBot/0.1 (cidermill; +https://example.invalid/ciderbot)"
+    user_agent: str = BOT_TOKEN               # robots.txt product token
+    optout_token: str = OPTOUT_TOKEN          # training opt-out token
+    agent_string: str = AGENT_STRING          # the User-Agent header
     allow_private: bool = False
     render: str = "auto"                      # auto | always | never
     delay: float = 1.0                        # seconds between requests to one host
@@ -158,7 +175,7 @@ class WaveCrawler:
         self.fetcher.close()
 
     def clock(self, url: str) -> HostClock:
-        host = host_of(url)
+        host = authority_of(url)
         if host not in self.clocks:
             cd = None
             try:
@@ -172,7 +189,7 @@ class WaveCrawler:
     # -- rows ----------------------------------------------------------------------------------
     def _log(self, e: dict, decision: str, reason: str | None = None, detail: str = "", res: FetchResult | None = None,
              **extra) -> dict[str, Any]:
-        row = {"id": log_id(e["url"], f"wave {self.wave}", "decision"), "url": e["url"], "host": e.get("host") or host_of(e["url"]),
+        row = {"id": log_id(e["url"], f"wave {self.wave}", "decision"), "url": e["url"], "host": e.get("host") or authority_of(e["url"]),
                "depth": e.get("depth", 0), "parent": e.get("parent"), "wave": self.wave, "decision": decision,
                "reason": reason, "detail": (detail or "")[:500], "status": res.status if res else None,
                "fetch_ms": res.fetch_ms if res else None, "bytes": len(res.body) if res else None,
@@ -255,7 +272,6 @@ class WaveCrawler:
         every = self.config.progress_every
         if not every:
             return
-        import time  # noqa: PLC0415
         with self._render_lock:
             self._done += 1
             now = time.monotonic()
@@ -273,9 +289,9 @@ class WaveCrawler:
         entry = self.robots.entry(url)
         maps = entry.sitemaps or [origin_of(url) + "/sitemap.xml"]
         seen_maps = set()
-        queue = list(maps)[:5]
+        queue = list(maps)[:MAX_LISTED_SITEMAPS]
         found = 0
-        while queue and found < 5000:
+        while queue and found < MAX_SITEMAP_URLS:
             sm = queue.pop(0)
             sm_url, _ = try_canonicalize(sm)
             if sm_url is None or sm_url in seen_maps or self.allow(sm_url):
@@ -292,99 +308,123 @@ class WaveCrawler:
                 out.log.append(self._log({"url": sm_url, "depth": 0}, "skipped", sm_read.skip,
                                          f"sitemap: {sm_read.detail}", res))
                 continue
-            queue += sm_read.nested[:20] if len(seen_maps) < 10 else []
+            queue += sm_read.nested[:MAX_NESTED_SITEMAPS] if len(seen_maps) < MAX_SITEMAP_FILES else []
             for p in sm_read.pages:
                 u, _ = try_canonicalize(p)
                 if u is not None:
                     out.links.append(link_row(u, 1, sm_url, "sitemap"))
                     found += 1
 
-    def _crawl_steps(self, e: dict, out: WaveOutput):
-        """One URL, as a generator: it yields (html, url) once when the page needs extracting and
-        takes the Extraction back by send(), so the caller decides where extraction runs."""
-        c = self.config
+    def _defer_or_skip(self, e: dict, out: WaveOutput, reason: str, detail: str = "",
+                       res: FetchResult | None = None, retryable: bool = True) -> None:
+        """A URL that failed for a reason that may pass (robots.txt unreachable, host backing off,
+        a 5xx or a dropped connection): queued for a later wave until it has been retried
+        `max_requeue` times, then skipped. Each decision is logged with its reason."""
+        retries = e.get("retries", 0) or 0
+        if retryable and retries < self.config.max_requeue:
+            out.links.append(link_row(e["url"], e.get("depth", 0), e.get("parent"), "retry", retries + 1))
+            out.log.append(self._log(e, "deferred", reason, detail, res))
+        else:
+            out.log.append(self._log(e, "skipped", reason, detail, res))
+
+    def _admit(self, e: dict, out: WaveOutput):
+        """The robots.txt decision for a URL the address policy and robots.txt let us fetch (the
+        seed's sitemaps read on the way); None, with the reason logged, otherwise."""
         url = e["url"]
         reason = self.policy.check(url)
         if reason:
             out.log.append(self._log(e, "skipped", reason))
-            return
+            return None
         decision = self.robots.decide(url)
         if decision.reason == "robots_unavailable":
-            retries = e.get("retries", 0) or 0
-            if retries < c.max_requeue:
-                out.links.append(link_row(url, e.get("depth", 0), e.get("parent"), "retry", retries + 1))
-                out.log.append(self._log(e, "deferred", "robots_unavailable", self.robots.entry(url).detail))
-            else:
-                out.log.append(self._log(e, "skipped", "robots_unavailable", self.robots.entry(url).detail))
-            return
+            self._defer_or_skip(e, out, "robots_unavailable", self.robots.entry(url).detail)
+            return None
         if not decision.allowed:
             out.log.append(self._log(e, "skipped", "robots"))
-            return
-        if c.sitemaps and e.get("source") == "seed":
+            return None
+        if self.config.sitemaps and e.get("source") == "seed":
             self._sitemap_links(url, out)
+        return decision
+
+    def _fetch_politely(self, e: dict, out: WaveOutput) -> FetchResult | None:
+        """The response, fetched after the host's delay; None, logged, when the host asked us to
+        stay away (Retry-After, repeated 429/503) or the fetch failed. A redirect target is
+        recorded as a link (the page is stored under the requested URL)."""
+        url = e["url"]
         clock = self.clock(url)
-        if clock.pending_wait() > c.max_retry_after:
-            # the host asked us to stay away (Retry-After, repeated 429/503): try again in a later wave
-            retries = e.get("retries", 0) or 0
-            if retries < c.max_requeue:
-                out.links.append(link_row(url, e.get("depth", 0), e.get("parent"), "retry", retries + 1))
-                out.log.append(self._log(e, "deferred", "host_backoff", f"{clock.pending_wait():.0f}s"))
-            else:
-                out.log.append(self._log(e, "skipped", "host_backoff", f"{clock.pending_wait():.0f}s"))
-            return
+        if clock.pending_wait() > self.config.max_retry_after:
+            self._defer_or_skip(e, out, "host_backoff", f"{clock.pending_wait():.0f}s")
+            return None
         clock.wait()
         res = self.fetcher.fetch(url, allow=self.allow)
         clock.done(res.status, res.fetch_ms, res.retry_after)
         if res.skip:
-            retryable = res.status in (429, 500, 502, 503, 504) or res.skip in ("timeout", "connection_error")
-            retries = e.get("retries", 0) or 0
-            if retryable and res.skip != "timeout" and retries < c.max_requeue:
-                out.links.append(link_row(url, e.get("depth", 0), e.get("parent"), "retry", retries + 1))
-                out.log.append(self._log(e, "deferred", res.skip, res.detail, res))
-            else:
-                out.log.append(self._log(e, "skipped", res.skip, res.detail, res))
+            # a timeout is not retried: the host would hold a later wave as long again
+            transient = res.skip != "timeout" and (res.status in RETRY_STATUSES or res.skip == "connection_error")
+            self._defer_or_skip(e, out, res.skip, res.detail, res, retryable=transient)
+            return None
+        if res.final_url != url:
+            out.links.append(link_row(res.final_url, e.get("depth", 0), url, "redirect"))
+        return res
+
+    def _crawl_steps(self, e: dict, out: WaveOutput):
+        """One URL, as a generator: it yields (html, url) once when the page needs extracting and
+        takes the Extraction back by send(), so the caller decides where extraction runs."""
+        c = self.config
+        decision = self._admit(e, out)
+        if decision is None:
             return
-        final = res.final_url
-        if final != url:
-            # the page is stored under the requested URL; the target is marked seen via a redirect link
-            out.links.append(link_row(final, e.get("depth", 0), url, "redirect"))
+        res = self._fetch_politely(e, out)
+        if res is None:
+            return
         if mime_of(res.content_type) in PDF_TYPES:
             return self._pdf_page(e, res, decision, out)
-        html = res.html or ""
+        url, final, html = e["url"], res.final_url, res.html or ""
         noindex, nofollow = robots_flags(html, res.headers.get("x-robots-tag"), c.user_agent)
         final_decision = self.robots.decide(final) if final != url else decision
-        training = bool(final_decision.training_allowed)
         why_render = render_reason(html, c.render) if not noindex else None
         if len(res.body) > c.max_bytes and not why_render:
             # only pages headed for rendering may use the larger render cap
             out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes} "
                                      "and not headed for rendering", res))
             return
-        rendered_html = None
-        visible_text = None
-        render_err = None
-        if why_render:
-            r = self.renderer.render(final, res.body, res.content_type or "text/html")
-            if r.html:
-                rendered_html, visible_text = r.html, r.visible_text
-                n2, f2 = robots_flags(rendered_html, None, c.user_agent)
-                noindex, nofollow = noindex or n2, nofollow or f2
-            else:
-                render_err = r.error
-        ex = (yield rendered_html or html, final) if not noindex else None
-        if ex is not None and not ex.text and visible_text and visible_text.strip():
+        rendered = self._render(final, res) if why_render else _Rendered()
+        noindex, nofollow = noindex or rendered.noindex, nofollow or rendered.nofollow
+        ex = (yield rendered.html or html, final) if not noindex else None
+        if ex is not None and not ex.text and rendered.visible_text and rendered.visible_text.strip():
             # no block passed as main content: what the browser shows beats nothing
-            ex.text, ex.error = visible_text.strip(), "main_content_from_inner_text"
+            ex.text, ex.error = rendered.visible_text.strip(), "main_content_from_inner_text"
+        page = self._page_row(e, res, html, rendered.html, ex, noindex, nofollow,
+                              bool(final_decision.training_allowed) and not noindex)
+        out.pages.append(page)
+        detail = ex.error if ex and ex.error else (f"render failed: {rendered.error}" if rendered.error else "")
+        out.log.append(self._log(e, "fetched", None, detail, res, rendered=rendered.html is not None,
+                                 render_reason=why_render, training_allowed=page["training_allowed"],
+                                 robots_noindex=noindex, robots_nofollow=nofollow))
+        self._page_links(e, out, ex, html, final, nofollow)
+
+    def _render(self, final: str, res: FetchResult) -> "_Rendered":
+        """The page as the browser shows it, with the robots meta tags its scripts wrote."""
+        r = self.renderer.render(final, res.body, res.content_type or "text/html")
+        if not r.html:
+            return _Rendered(error=r.error)
+        noindex, nofollow = robots_flags(r.html, None, self.config.user_agent)
+        return _Rendered(r.html, r.visible_text, None, noindex, nofollow)
+
+    def _page_row(self, e: dict, res: FetchResult, html: str, rendered_html: str | None, ex,
+                  noindex: bool, nofollow: bool, training_allowed: bool) -> dict[str, Any]:
+        """The PAGES row of a fetched HTML page (`ex`: its Extraction, None when noindex)."""
+        url = e["url"]
         headers = [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items()) if k in PAGE_HEADERS]
-        page = {
-            "id": url_id(url), "url": url, "final_url": final, "host": host_of(url), "depth": e.get("depth", 0),
-            "status": res.status, "fetched_at": now_iso(), "fetch_ms": res.fetch_ms, "content_type": res.content_type,
-            "encoding": res.encoding, "headers": headers,
+        return {
+            "id": url_id(url), "url": url, "final_url": res.final_url, "host": authority_of(url),
+            "depth": e.get("depth", 0), "status": res.status, "fetched_at": now_iso(), "fetch_ms": res.fetch_ms,
+            "content_type": res.content_type, "encoding": res.encoding, "headers": headers,
             # decoded to UTF-8 like every compressed HTML column (corpus.schemas); `encoding` says from what
-            "raw_html_zstd": compress_html(html) if (c.keep_raw_html and not noindex) else None,
+            "raw_html_zstd": compress_html(html) if (self.config.keep_raw_html and not noindex) else None,
             "rendered_html_zstd": compress_html(rendered_html) if (rendered_html and not noindex) else None,
             "rendered": rendered_html is not None, "robots_noindex": noindex, "robots_nofollow": nofollow,
-            "training_allowed": training and not noindex,
+            "training_allowed": training_allowed,
             "title": ex.title if ex else None, "text": ex.text if ex else None,
             "language_hint": (ex.language_hint if ex else None) or _lang_header(res.headers),
             "author": ex.author if ex else None, "date": ex.date if ex else None,
@@ -392,14 +432,13 @@ class WaveCrawler:
             "images": ex.images if ex else [], "tables": ex.tables if ex else [],
             "outlinks": [] if (ex is None or nofollow) else ex.outlinks, "source": "crawl",
         }
-        out.pages.append(page)
-        detail = ex.error if ex and ex.error else (f"render failed: {render_err}" if render_err else "")
-        out.log.append(self._log(e, "fetched", None, detail, res, rendered=rendered_html is not None,
-                                 render_reason=why_render, training_allowed=page["training_allowed"],
-                                 robots_noindex=noindex, robots_nofollow=nofollow))
+
+    def _page_links(self, e: dict, out: WaveOutput, ex, html: str, final: str, nofollow: bool) -> None:
+        """The page's bad links (logged) and, unless nofollow, its links for the next wave."""
+        url = e["url"]
         if ex is not None:
             for href, why in ex.bad_links:
-                out.log.append({**self._log({"url": href, "host": host_of(url), "depth": e.get("depth", 0) + 1,
+                out.log.append({**self._log({"url": href, "host": authority_of(url), "depth": e.get("depth", 0) + 1,
                                              "parent": url}, "skipped", why, "bad link on page"),
                                 "id": log_id(href, url, "badlink")})
         if not nofollow:
@@ -410,7 +449,6 @@ class WaveCrawler:
     def _pdf_page(self, e: dict, res: FetchResult, decision, out: WaveOutput) -> None:
         """A fetched PDF: its text layer as a pages row (crawl.pdf: page, byte and time caps), or a
         skip with crawl.pdf's refusal reason (pdf:encrypted, pdf:broken, pdf:too_many_pages ...)."""
-        from crawl.pdf import pdf_page_row  # noqa: PLC0415
         c, url = self.config, e["url"]
         if len(res.body) > c.max_bytes:
             out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes}",
@@ -439,7 +477,6 @@ class WaveCrawler:
         """crawl_host in chunks; each finished chunk is saved under partial_dir and reused on a redo."""
         if not partial_dir:
             return self.crawl_host(entries)
-        from crawl.checkpoint import chunk_key, load_chunk, save_chunk  # noqa: PLC0415
         out = WaveOutput()
         size = max(1, self.config.chunk_size)
         for i in range(0, len(entries), size):
@@ -462,7 +499,7 @@ class WaveCrawler:
         self._done, self._total = 0, len(entries)
         by_host: dict[str, list[dict]] = {}
         for e in entries:
-            by_host.setdefault(e.get("host") or host_of(e["url"]), []).append(e)
+            by_host.setdefault(e.get("host") or authority_of(e["url"]), []).append(e)
         out = WaveOutput()
         if len(by_host) <= 1 or self.config.max_parallel_hosts <= 1:
             for h in sorted(by_host):
@@ -480,28 +517,19 @@ def _lang_header(headers: dict[str, str]) -> str | None:
 
 
 def _links_only(html: str, base: str) -> list[dict[str, str]]:
-    from crawl.extract import _links, parse_html  # noqa: PLC0415
     doc = parse_html(html)
     return _links(doc, base)[0] if doc is not None else []
 
 
-# One crawler per worker process and config, kept across waves: the robots.txt cache, connection
-# pools and the browser survive from one wave's pipeline to the next. The driver closes them.
-_SHARED: dict[str, WaveCrawler] = {}
-_SHARED_LOCK = threading.Lock()
+# One crawler per worker process and config (key: the config as sorted JSON), kept across waves:
+# the robots.txt cache, connection pools and the browser survive from one wave's pipeline to the
+# next. Owner: this module; the crawl driver empties it (close_shared) when the crawl ends.
+CRAWLERS: ProcessCache[WaveCrawler] = ProcessCache("crawlers", close=WaveCrawler.close)
 
 
 def shared_crawler(config: CrawlConfig) -> WaveCrawler:
-    import json  # noqa: PLC0415
-    key = json.dumps(config.to_json(), sort_keys=True)
-    with _SHARED_LOCK:
-        if key not in _SHARED:
-            _SHARED[key] = WaveCrawler(config)
-        return _SHARED[key]
+    return CRAWLERS.get(json.dumps(config.to_json(), sort_keys=True), lambda: WaveCrawler(config))
 
 
 def close_shared() -> None:
-    with _SHARED_LOCK:
-        for c in _SHARED.values():
-            c.close()
-        _SHARED.clear()
+    CRAWLERS.clear()

@@ -18,6 +18,7 @@ from typing import Callable
 import urllib3
 
 from crawl.charset import decode_html, looks_binary
+from crawl.identity import AGENT_STRING
 from crawl.safety import AddressPolicy
 from crawl.urls import try_canonicalize
 
@@ -30,7 +31,7 @@ RETRY_STATUSES = (429, 500, 502, 503, 504)
 
 @dataclass
 class FetchConfig:
-    user_agent: str = "CiderBot/0.1 (+https://example.invalid/ciderbot)"
+    user_agent: str = AGENT_STRING
     connect_timeout: float = 5.0
     read_timeout: float = 10.0
     total_timeout: float = 30.0       # wall-clock cap on one response body (slow-drip servers)

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from crawl.priority import priority, trap_reason
 from urllib.parse import parse_qsl, urlsplit
 
-from crawl.urls import host_of, try_canonicalize, url_id
+from crawl.urls import authority_of, try_canonicalize, url_id
 
 
 @dataclass
@@ -65,7 +65,7 @@ class Frontier:
         c = self.config
         if depth > c.max_depth:
             return "depth"
-        if c.scope == "seeds" and self.seed_hosts and host_of(url) not in self.seed_hosts:
+        if c.scope == "seeds" and self.seed_hosts and authority_of(url) not in self.seed_hosts:
             return "out_of_scope"
         if self._inc and not any(p.search(url) for p in self._inc):
             return "excluded"
@@ -97,13 +97,13 @@ class Frontier:
         url, why = try_canonicalize(raw)
         if url is None:
             return None, why
-        self.seed_hosts.add(host_of(url))
+        self.seed_hosts.add(authority_of(url))
         self.add(url, 0, None, "seed")
         return url, None
 
     @staticmethod
     def _entry(url: str, depth: int, parent: str | None, source: str, retries: int) -> dict[str, Any]:
-        return {"id": url_id(url), "url": url, "host": host_of(url), "depth": int(depth),
+        return {"id": url_id(url), "url": url, "host": authority_of(url), "depth": int(depth),
                 "priority": priority(url, depth), "parent": parent, "source": source, "retries": int(retries)}
 
     # -- waves --------------------------------------------------------------------------------

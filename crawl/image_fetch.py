@@ -12,17 +12,18 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from crawl.fetch import FetchConfig, Fetcher
+from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
 from crawl.politeness import HostClock
 from crawl.robots import RobotsCache
 from crawl.safety import AddressPolicy
-from crawl.urls import host_of, try_canonicalize
+from crawl.urls import authority_of, try_canonicalize
 
 
 @dataclass(frozen=True)
 class ImageFetchConfig:
-    user_agent: str = "CiderBot"
-    optout_token: str = "CiderBot-Extended"
-    agent_string: str = "CiderBot/0.1 (cidermill images; +https://example.invalid/ciderbot)"
+    user_agent: str = BOT_TOKEN
+    optout_token: str = OPTOUT_TOKEN
+    agent_string: str = AGENT_STRING
     allow_private: bool = False
     delay: float = 1.0                 # seconds between requests to one host (Crawl-delay wins if larger)
     max_crawl_delay: float = 10.0
@@ -63,7 +64,7 @@ class ImageFetcher:
 
     def _clock(self, url: str):
 
-        host = host_of(url)
+        host = authority_of(url)
         if host not in self.clocks:
             try:
                 cd = self.robots.crawl_delay(url)

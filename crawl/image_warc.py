@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 from warcio.archiveiterator import ArchiveIterator
 
 from crawl.fetch import HTML_TYPES, mime_of
+from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from crawl.robots_meta import robots_flags
 from crawl.urls import try_canonicalize
 
@@ -36,7 +37,7 @@ def url_key(url: str) -> str | None:
     return canon
 
 
-def iter_warc_images(path: str, user_agent: str = "CiderBot", optout_token: str = "CiderBot-Extended",
+def iter_warc_images(path: str, user_agent: str = BOT_TOKEN, optout_token: str = OPTOUT_TOKEN,
                      max_bytes: int = MAX_RECORD_BYTES, skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """Record dicts {url, status, content_type, body, date, training_allowed, reason, detail}."""
 

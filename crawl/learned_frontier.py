@@ -21,7 +21,7 @@ from typing import Any
 from crawl.frontier import Frontier, FrontierConfig, url_template
 from crawl.learned_priority import LearnedPriority
 from crawl.priority import priority as shape_priority
-from crawl.urls import host_of
+from crawl.urls import authority_of
 
 ORDERS = ("learned", "shape", "bfs", "random")
 _TEMPLATED = re.compile(r"\d|\?")
@@ -51,7 +51,7 @@ class LearnedFrontier:
         return reason
 
     def add_seed(self, url: str) -> None:
-        self.rules.seed_hosts.add(host_of(url))
+        self.rules.seed_hosts.add(authority_of(url))
         self.seen.add(hashlib.blake2b(url.encode(), digest_size=8).digest())
         self._queue(url, 0, None, None, None, "seed")
 

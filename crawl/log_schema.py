@@ -11,7 +11,7 @@ import pyarrow as pa
 CRAWL_LOG = pa.schema([
     ("id", pa.string()),                 # unique per decision (see crawl.crawler.log_id)
     ("url", pa.string()),                # canonical URL (or the raw href for invalid links)
-    ("host", pa.string()),
+    ("host", pa.string()),               # host[:port], the URL's authority (crawl.urls.authority_of)
     ("depth", pa.int32()),
     ("parent", pa.string()),             # page the URL was found on (null for seeds)
     ("wave", pa.int32()),
@@ -34,7 +34,7 @@ CRAWL_LOG = pa.schema([
 FRONTIER = pa.schema([
     ("id", pa.string()),                 # sha1 of url
     ("url", pa.string()),
-    ("host", pa.string()),
+    ("host", pa.string()),               # host[:port], the URL's authority (crawl.urls.authority_of)
     ("depth", pa.int32()),
     ("priority", pa.float64()),
     ("parent", pa.string()),

@@ -216,10 +216,10 @@ def pdf_page_row(url: str, body: bytes, status: int, content_type: str, fetched_
                  limits: PdfLimits = PdfLimits(render=False, max_pages=300)) -> tuple[dict | None, str | None]:
     """A PAGES row (text layer only, no page images) for a PDF fetched from the web or a WARC,
     or (None, reason). Page images and OCR come with the `--pdf-dir` route."""
-    from crawl.urls import host_of, url_id  # noqa: PLC0415
+    from crawl.urls import authority_of, url_id  # noqa: PLC0415
     try:
         doc = read_pdf(body, limits)
     except PdfRefused as e:
         return None, e.reason
-    return pdf_document_row(doc, id=url_id(url), url=url, host=host_of(url), source=source, status=status,
+    return pdf_document_row(doc, id=url_id(url), url=url, host=authority_of(url), source=source, status=status,
                             content_type=content_type, fetched_at=fetched_at), None

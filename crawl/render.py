@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 from typing import Any, Callable
 
+from crawl.identity import AGENT_STRING
 from crawl.visibility import HIDDEN_ATTR
 
 CHROMIUM = os.environ.get("CIDERMILL_CHROMIUM", "/usr/bin/chromium")
@@ -51,7 +52,7 @@ REQUEST_HEADERS = ("accept", "accept-language", "referer", "x-requested-with")  
 
 @dataclass
 class RenderConfig:
-    user_agent: str = "CiderBot/0.1"
+    user_agent: str = AGENT_STRING
     nav_timeout_ms: int = 15_000
     idle_cap_ms: int = 3_000           # after load, wait for the network to settle at most this long
     scroll_steps: int = 3

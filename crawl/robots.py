@@ -19,6 +19,7 @@ from typing import Callable
 from protego import Protego
 
 from crawl.fetch import Fetcher
+from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from crawl.urls import origin_of
 
 MAX_ROBOTS_BYTES = 500 * 1024
@@ -54,7 +55,7 @@ def parse_robots(origin: str, text: str, status: int = 200) -> RobotsEntry:
 
 
 class RobotsCache:
-    def __init__(self, fetcher: Fetcher, user_agent: str = "CiderBot", optout_token: str = "CiderBot-Extended",
+    def __init__(self, fetcher: Fetcher, user_agent: str = BOT_TOKEN, optout_token: str = OPTOUT_TOKEN,
                  ttl: float = 24 * 3600, error_ttl: float = 300, check_address: Callable[[str], str | None] | None = None):
         self.fetcher = fetcher
         self.user_agent = user_agent

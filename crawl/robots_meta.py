@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from crawl.identity import BOT_TOKEN
+
 _META = re.compile(r"<meta\b[^>]*>", re.I)
 _ATTR = re.compile(r"""([a-zA-Z_:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
 
@@ -16,7 +18,7 @@ def _directives(value: str) -> set[str]:
     return {d.strip().lower() for d in value.split(",") if d.strip()}
 
 
-def meta_directives(html: str, user_agent: str = "CiderBot") -> set[str]:
+def meta_directives(html: str, user_agent: str = BOT_TOKEN) -> set[str]:
     out: set[str] = set()
     head = html[:200_000]
     names = {"robots", user_agent.lower()}
@@ -27,7 +29,7 @@ def meta_directives(html: str, user_agent: str = "CiderBot") -> set[str]:
     return out
 
 
-def header_directives(value: str | None, user_agent: str = "CiderBot") -> set[str]:
+def header_directives(value: str | None, user_agent: str = BOT_TOKEN) -> set[str]:
     out: set[str] = set()
     if not value:
         return out
@@ -41,7 +43,7 @@ def header_directives(value: str | None, user_agent: str = "CiderBot") -> set[st
     return out
 
 
-def robots_flags(html: str | None, x_robots_tag: str | None, user_agent: str = "CiderBot") -> tuple[bool, bool]:
+def robots_flags(html: str | None, x_robots_tag: str | None, user_agent: str = BOT_TOKEN) -> tuple[bool, bool]:
     """(noindex, nofollow)."""
     d = header_directives(x_robots_tag, user_agent) | (meta_directives(html, user_agent) if html else set())
     noindex = "noindex" in d or "none" in d

@@ -11,7 +11,11 @@ import zlib
 from dataclasses import dataclass, field
 
 _LOC = re.compile(rb"<loc>\s*([^<\s]+)\s*</loc>", re.I)
-MAX_SITEMAP_URLS = 5000
+# Limits on one origin's sitemaps (the crawler reads them once per origin, from its seeds):
+MAX_SITEMAP_URLS = 5000        # page URLs taken from one sitemap, and from all of an origin's together
+MAX_LISTED_SITEMAPS = 5        # sitemaps taken from robots.txt's Sitemap: lines
+MAX_NESTED_SITEMAPS = 20       # sitemaps taken from one sitemap index
+MAX_SITEMAP_FILES = 10         # files read before nested sitemaps stop being followed
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 _STEP = 1 << 20  # compressed and inflated bytes handled per step
 

@@ -92,9 +92,21 @@ def try_canonicalize(url: str, base: str | None = None) -> tuple[str | None, str
         return None, e.reason
 
 
-def host_of(url: str) -> str:
-    """host[:port] of a canonical URL: the unit of politeness and robots.txt."""
+def authority_of(url: str) -> str:
+    """host[:port] of a canonical URL (its authority, default port dropped): the unit of
+    politeness, crawl slots and the `host` column of pages and crawl logs."""
     return urlsplit(url).netloc
+
+
+
+
+def hostname_of(url: str) -> str:
+    """The bare host name, lowercased, without port or trailing dot ("" if the URL has none or
+    does not parse): what a domain rule such as a blocklist or a per-domain cap matches."""
+    try:
+        return (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return ""
 
 
 def origin_of(url: str) -> str:

@@ -15,14 +15,15 @@ from crawl.charset import decode_html, looks_binary
 from crawl.crawler import PAGE_HEADERS, now_iso
 from crawl.extract import extract_page
 from crawl.fetch import HTML_TYPES, PDF_TYPES, mime_of
+from crawl.identity import BOT_TOKEN
 from crawl.pdf import pdf_page_row
 from crawl.robots_meta import robots_flags
-from crawl.urls import host_of, try_canonicalize, url_id
+from crawl.urls import authority_of, try_canonicalize, url_id
 
 MAX_RECORD_BYTES = 10 * 1024 * 1024
 
 
-def iter_warc_pages(path: str, user_agent: str = "CiderBot", fast: bool = False,
+def iter_warc_pages(path: str, user_agent: str = BOT_TOKEN, fast: bool = False,
                     skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """PAGES rows from one WARC file (.warc or .warc.gz)."""
     from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415
@@ -72,7 +73,7 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
     ex = extract_page(html, url, fast=fast) if not noindex else None
     date = rec.rec_headers.get_header("WARC-Date") or now_iso()
     return {
-        "id": url_id(url), "url": url, "final_url": url, "host": host_of(url), "depth": 0, "status": status,
+        "id": url_id(url), "url": url, "final_url": url, "host": authority_of(url), "depth": 0, "status": status,
         "fetched_at": date, "fetch_ms": None, "content_type": ctype, "encoding": enc,
         "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(headers.items()) if k in PAGE_HEADERS],
         "raw_html_zstd": compress_html(html) if not noindex else None, "rendered_html_zstd": None,

@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from corpus.errors import ConfigError
+from filters.words import split_words
+
 
 @dataclass
 class Doc:
@@ -28,7 +31,6 @@ class Doc:
     @property
     def words(self) -> list[str]:
         """Language-aware words of the current text (cached until the text or language changes)."""
-        from filters.words import split_words  # noqa: PLC0415
         if self._words is None or self._words_lang != self.language:
             self._words = split_words(self.text)
             self._words_lang = self.language
@@ -45,8 +47,6 @@ class TextFilter:
     name: ClassVar[str] = "filter"
     #: score name -> histogram range in the report
     score_ranges: ClassVar[dict[str, tuple[float, float]]] = {}
-    #: extra integer columns this filter writes (counts), name -> description
-    int_columns: ClassVar[tuple[str, ...]] = ()
 
     def clean(self, doc: Doc) -> None:  # cleaners override
         return None
@@ -73,7 +73,6 @@ class TextFilter:
 
 def check_keys(name: str, given: dict[str, Any], allowed: set[str]) -> None:
     """Reject unknown config keys with one clear line (a typo must not silently disable a rule)."""
-    from corpus.errors import ConfigError  # noqa: PLC0415
     unknown = sorted(set(given) - allowed)
     if unknown:
         raise ConfigError(f"stage {name!r}: unknown option(s) {', '.join(unknown)}; "

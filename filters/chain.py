@@ -8,6 +8,7 @@ decontamination, dedup) only score here; the pipeline decides them afterwards.
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
 from collections import Counter
 from typing import Any
@@ -30,7 +31,6 @@ from filters.sanitize import Sanitizer
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "text.yaml")
 FILTERS: dict[str, type[TextFilter]] = {c.name: c for c in (C4Lines, LanguageId, GopherQuality, Repetition,
                                                              PiiScrubber, Safety, QualityModel, Decontamination)}
-GLOBAL_STAGES = ("quality", "decontam", "dedup")  # may need the whole corpus; always last, in this order
 PII_TYPES = ("email", "phone", "ip", "credit_card", "ssn", "iban")
 # page columns copied onto documents as provenance (added columns only; never renamed)
 PAGE_COLUMNS = [("title", pa.string()), ("final_url", pa.string()), ("host", pa.string()), ("depth", pa.int32()),
@@ -153,7 +153,6 @@ class TextChain:
         before writing."""
         row = self.empty_row(page)
         if not row["id"]:
-            import hashlib  # noqa: PLC0415
             basis = str(page.get("url") or "") + "\0" + repr(page.get("text"))[:10000]
             row["id"] = "noid-" + hashlib.sha1(basis.encode("utf-8", "replace")).hexdigest()
             if page.get("text") is None and not page.get("url"):

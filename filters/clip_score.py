@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import io
 import math
-import threading
+import os
 from typing import Sequence
 
-_SHARED: dict[tuple, "ClipScorer"] = {}
-_SHARED_LOCK = threading.Lock()
+import torch
+from PIL import Image
+
+from corpus.process_cache import ProcessCache
+from training.clip.model import load_clip
 
 
 class ClipScorer:
     def __init__(self, model_name: str | None = None, checkpoint: str | None = None, device: str = "cpu",
                  batch_size: int = 64, threads: int | None = None):
-        import torch  # noqa: PLC0415
-
-        from training.clip.model import load_clip  # noqa: PLC0415
-
         self.threads = threads
         if threads:
             torch.set_num_threads(threads)
@@ -35,8 +34,6 @@ class ClipScorer:
         self.batch_size = max(1, int(batch_size))
 
     def _image_tensor(self, blob: bytes):
-        from PIL import Image  # noqa: PLC0415
-
         try:
             with Image.open(io.BytesIO(blob)) as im:
                 return self.preprocess(im.convert("RGB"))
@@ -44,8 +41,6 @@ class ClipScorer:
             return None
 
     def score(self, images: Sequence[bytes], texts: Sequence[str]) -> list[float]:
-        import torch  # noqa: PLC0415
-
         if len(images) != len(texts):
             raise ValueError("images and texts differ in length")
         if self.threads and torch.get_num_threads() != self.threads:
@@ -74,14 +69,14 @@ def shared_scorer(model_name: str | None, checkpoint: str | None, batch_size: in
                   threads: int | None = None) -> ClipScorer:
     """One scorer per process and configuration. Beam runners may set up several DoFn instances in
     one worker; each would otherwise load (and hold) its own copy of the model."""
-    import os  # noqa: PLC0415
-
     stamp = os.stat(checkpoint).st_mtime_ns if checkpoint and os.path.isfile(checkpoint) else None
     key = (model_name, checkpoint, stamp, int(batch_size), threads)   # a rewritten checkpoint reloads
-    with _SHARED_LOCK:
-        if key not in _SHARED:
-            _SHARED[key] = ClipScorer(model_name, checkpoint, batch_size=batch_size, threads=threads)
-        return _SHARED[key]
+    return SCORERS.get(key, lambda: ClipScorer(model_name, checkpoint, batch_size=batch_size, threads=threads))
 
 
-__all__ = ["ClipScorer", "shared_scorer"]
+# One scorer per worker process and (model, checkpoint and its mtime, batch size, threads): the
+# model loaded once however many DoFn instances a runner sets up. Owner: this module; it lives as
+# long as the process (nothing closes a model).
+SCORERS: ProcessCache[ClipScorer] = ProcessCache("CLIP scorers")
+
+__all__ = ["ClipScorer", "SCORERS", "shared_scorer"]

@@ -82,6 +82,7 @@ def mark(key: str, cluster: str, size: int, reason_if_dropped: str) -> DedupMark
 
 
 VERIFY_MODES = ("exact", "signature")
+DEFAULT_VERIFY = "exact"  # every near-dedup entry point defaults to this
 
 
 def similarity_for(verify: str) -> Callable[[np.ndarray, np.ndarray], float]:
@@ -143,7 +144,7 @@ def exact_dedup_in_memory(docs: Iterable[tuple[str, str]]) -> dict[str, DedupMar
 
 def near_dedup_in_memory(docs: Iterable[tuple[str, str]], num_perm: int = 128, bands: int | None = None,
                          rows: int | None = None, threshold: float = 0.8, ngram: int = 5, seed: int = 1,
-                         batch: int = 2048, verify: str = "exact",
+                         batch: int = 2048, verify: str = DEFAULT_VERIFY,
                          ) -> tuple[dict[str, DedupMark], list[tuple[str, str]]]:
     """(key -> mark, verified edges) for (key, text) pairs, all in this process.
 

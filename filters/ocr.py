@@ -42,7 +42,7 @@ def available() -> bool:
 
 
 def installed_langs() -> frozenset[str]:
-    import pytesseract  # noqa: PLC0415
+    import pytesseract  # noqa: PLC0415  (lazy: optional, needs the tesseract binary)
     try:
         return frozenset(pytesseract.get_languages(config=""))
     except Exception:  # noqa: BLE001
@@ -98,7 +98,7 @@ def open_image(data: bytes | Image.Image) -> tuple[Image.Image | None, str | Non
 def ocr(data: bytes | Image.Image, lang: str | None = "en", timeout_s: float = DEFAULT_TIMEOUT_S,
         psm: int = 11, prepared: bool = False) -> OcrResult:
     """Words of one image. psm 11 (sparse text) suits charts and scenes; 3 or 6 suit pages."""
-    import pytesseract  # noqa: PLC0415
+    import pytesseract  # noqa: PLC0415  (lazy: optional, needs the tesseract binary)
     img, err = open_image(data)
     if err:
         return OcrResult(error=err)

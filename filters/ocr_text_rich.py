@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from filters.ocr import ocr
+
 
 @dataclass(frozen=True)
 class TextRichConfig:
@@ -28,7 +30,6 @@ class TextRichConfig:
 
 def read_text(image: bytes, language: str | None, cfg: TextRichConfig = TextRichConfig()) -> dict[str, Any]:
     """{ocr_text (None unless text-rich), ocr_score, ocr_chars, ocr_reason (None when text-rich)}."""
-    from filters.ocr import ocr  # noqa: PLC0415
     r = ocr(image, language, timeout_s=cfg.timeout_s, psm=11)
     if r.error:
         return {"ocr_text": None, "ocr_score": None, "ocr_chars": None, "ocr_reason": r.error}

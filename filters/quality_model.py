@@ -7,6 +7,7 @@ The default model, filters/models/quality.ftz, is rebuilt by `python -m datatool
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import tempfile
@@ -23,7 +24,6 @@ HQ, LQ = "__label__hq", "__label__lq"
 def read_texts(path: str) -> list[str]:
     """Training texts: `.jsonl` ("text" field per line) or plain text (documents split by blank lines
     of the form `\\f` or by lines, one document per line)."""
-    import json  # noqa: PLC0415
     if not os.path.exists(path):
         raise ConfigError(f"{path}: training file not found")
     with open(path, encoding="utf-8", errors="replace") as f:

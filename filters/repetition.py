@@ -12,6 +12,7 @@ import numpy as np
 
 from filters.base import Doc, TextFilter
 
+# Gopher's thresholds (Rae et al. 2021, table A1); the text pipeline's config uses them as they are.
 DEFAULT_TOP = {2: 0.20, 3: 0.18, 4: 0.16}
 DEFAULT_DUP = {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10}
 

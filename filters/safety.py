@@ -18,9 +18,9 @@ import importlib
 import json
 import os
 import re
-from urllib.parse import urlsplit
 
 from corpus.errors import ConfigError
+from crawl.urls import hostname_of
 from filters.base import Doc, TextFilter
 
 WORDLIST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wordlists")
@@ -97,7 +97,7 @@ def host_blocked(url: str | None, blocked: frozenset[str]) -> bool:
     """True if the URL's host is a blocked domain or a subdomain of one."""
     if not url or not blocked:
         return False
-    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    host = hostname_of(url)
     parts = host.split(".")
     return any(".".join(parts[i:]) in blocked for i in range(len(parts)))
 

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from corpus.errors import ConfigError
 from filters.base import check_keys
 
 REPLACEMENT = "\ufffd"
@@ -31,7 +32,6 @@ class Sanitizer:
     def __init__(self, max_chars: int = 1_000_000, on_too_long: str = "truncate", max_control_ratio: float = 0.01,
                  max_replacement_ratio: float = 0.01, min_chars: int = 1, respect_training_allowed: bool = True,
                  respect_noindex: bool = True):
-        from corpus.errors import ConfigError  # noqa: PLC0415
         if on_too_long not in ("truncate", "drop"):
             raise ConfigError(f"input.on_too_long must be 'truncate' or 'drop', got {on_too_long!r}")
         self.max_chars, self.on_too_long = int(max_chars), on_too_long

@@ -30,9 +30,3 @@ def context_text(ref: dict[str, Any]) -> str:
     return " ".join(p for p in parts if p)
 
 
-def src_host(src: str) -> str:
-    """The hostname an image is fetched from (its politeness clock); "" for an unparsable URL."""
-    try:
-        return (urlsplit(src).hostname or "").lower()
-    except ValueError:
-        return ""

@@ -35,7 +35,7 @@ class Adapters:
         return name
 
     def _layers(self):
-        from peft.tuners.tuners_utils import BaseTunerLayer
+        from peft.tuners.tuners_utils import BaseTunerLayer  # noqa: PLC0415  (lazy: heavy, adapters only)
         return [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
 
     def _select(self, name: str | None) -> None:

@@ -20,7 +20,7 @@ def _uniform(seeds: torch.Tensor, step: int) -> torch.Tensor:
 @torch.no_grad()
 def decode_batch(model, engine, schema: dict, prompt: list[int], seeds: list[int], max_new: int,
                  temperature: float, eos_id: int) -> tuple[list[list[int]], list[bool]]:
-    import llguidance
+    import llguidance  # noqa: PLC0415  (lazy: only guided generation needs it)
     B = len(seeds)
     constraints = [engine.constraint(schema) for _ in range(B)]
     executor = llguidance.LLExecutor()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 
+from tokenizers import decoders
+
 
 def min_json_bytes(schema: dict, defs: dict | None = None, _seen: frozenset = frozenset()) -> int:
     defs = defs if defs is not None else {**schema.get("$defs", {}), **schema.get("definitions", {})}
@@ -60,6 +62,5 @@ def min_tokens(schema: dict, longest_token_bytes: int) -> int:
 
 def longest_token_bytes(tokenizer) -> int:
     """Bytes of the longest token (byte-level BPE: the decoded form of its symbols)."""
-    from tokenizers import decoders
     dec = decoders.ByteLevel()
     return max(len(dec.decode([t]).encode("utf-8", "replace")) for t in tokenizer.get_vocab())

@@ -24,13 +24,13 @@ JSON_OPTIONS = {"whitespace_flexible": False}
 
 
 def _grammar(schema: dict) -> str:
-    import llguidance
+    import llguidance  # noqa: PLC0415  (lazy: only guided generation needs it)
     return llguidance.LLMatcher.grammar_from_json_schema(json.dumps(schema), defaults=JSON_OPTIONS)
 
 
 def check_expressible(schema: dict, what: str = "schema") -> None:
     """Raise ``SchemaError`` naming the construct when llguidance cannot enforce ``schema``."""
-    import llguidance
+    import llguidance  # noqa: PLC0415  (lazy: only guided generation needs it)
     is_error, msgs = llguidance.LLMatcher.validate_grammar_with_warnings(_grammar(schema))
     if is_error:
         raise SchemaError(f"{what}: the constrained decoder cannot express this schema: {_first_line(msgs[0])}")
@@ -46,7 +46,7 @@ class ConstraintEngine:
     logits (a model may have more rows than the tokenizer has tokens: those are never allowed)."""
 
     def __init__(self, tokenizer, vocab_size: int | None = None, eos_token: str = "<|endoftext|>"):
-        import llguidance
+        import llguidance  # noqa: PLC0415  (lazy: only guided generation needs it)
         eos = tokenizer.token_to_id(eos_token)
         if eos is None:
             raise SchemaError(f"tokenizer has no end-of-text token {eos_token!r}")
@@ -60,7 +60,7 @@ class ConstraintEngine:
         self._bits = torch.arange(32, dtype=torch.int32)
 
     def constraint(self, schema: dict, what: str = "schema") -> "Constraint":
-        import llguidance
+        import llguidance  # noqa: PLC0415  (lazy: only guided generation needs it)
         matcher = llguidance.LLMatcher(self.ll, _grammar(schema), log_level=0)
         if matcher.is_error():
             raise SchemaError(f"{what}: the constrained decoder cannot express this schema: "

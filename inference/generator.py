@@ -18,17 +18,19 @@ import json
 import os
 from dataclasses import dataclass
 
-import torch
-
 from corpus.errors import CidermillError
+from inference.adapters import Adapters
+from inference.batch import decode_batch
 from inference.budget import longest_token_bytes, min_tokens
 from inference.constraint import ConstraintEngine
 from inference.decode import DecodeStats, Sampling, Session, decode_plain
 from inference.prompting import with_response_format
 from inference.schema import SchemaError, generation_schema, parse_as
 from inference.speculative import decode_speculative
+from training.checkpoint import CONFIG_FILE, latest_checkpoint, load_model_from_checkpoint
 from training.models.config import SequenceTooLongError
-from training.tokenizer import EOS
+from training.quant.packed import load_packed
+from training.tokenizer import EOS, TOKENIZER_FILE, load_tokenizer
 
 
 class GenerationError(CidermillError):
@@ -82,7 +84,6 @@ class Generator:
     @classmethod
     def from_checkpoint(cls, checkpoint: str, tokenizer: str | None = None, draft: str | None = None,
                         draft_tokenizer: str | None = None, **kw) -> "Generator":
-        from training.tokenizer import load_tokenizer
         model = load_checkpoint_model(checkpoint)
         tok = load_tokenizer(tokenizer or find_tokenizer(checkpoint))
         d_model = d_tok = None
@@ -96,7 +97,6 @@ class Generator:
         return cls(model, tok, d_model, d_tok, **kw)
 
     def load_adapter(self, path: str, name: str | None = None) -> str:
-        from inference.adapters import Adapters
         if self.adapters is None:
             self.adapters = Adapters(self.model)
         return self.adapters.load(path, name)
@@ -195,11 +195,9 @@ class Generator:
 def load_checkpoint_model(path: str):
     """A checkpoint step directory, a training run directory (its latest checkpoint), or a packed
     file from ``cidermill compress`` (dequantised to floats: the base its recovery adapters expect)."""
-    from training.checkpoint import CONFIG_FILE, latest_checkpoint, load_model_from_checkpoint
     if not os.path.exists(path):
         raise CidermillError(f"{path}: no such checkpoint")
     if os.path.isfile(path):
-        from training.quant.packed import load_packed
         return load_packed(path)[0].eval()
     if not os.path.exists(os.path.join(path, CONFIG_FILE)):
         latest = latest_checkpoint(path)
@@ -212,7 +210,6 @@ def load_checkpoint_model(path: str):
 def find_tokenizer(checkpoint: str, missing_ok: bool = False) -> str | None:
     """A tokenizer.json in the checkpoint directory or one of its parents (up to three levels), or
     the tokenizer a training run's config.json names."""
-    from training.tokenizer import TOKENIZER_FILE
     d = os.path.abspath(checkpoint)
     for _ in range(4):
         for cand in (os.path.join(d, TOKENIZER_FILE), os.path.join(d, "tokenizer", TOKENIZER_FILE)):
@@ -237,7 +234,6 @@ def respond_many(gen: Generator, prompt: str, type_, seeds: list[int], max_new_t
                  temperature: float = 1.0, inject_format: bool = True) -> list:
     """One value of ``type_`` per seed, decoded as one batch. A row whose budget ran out is a
     ``GenerationIncomplete`` in the returned list (the caller decides), never a partial value."""
-    from inference.batch import decode_batch
     schema = generation_schema(type_)
     full = with_response_format(prompt, schema) if inject_format else prompt
     ids = gen.encode(full)

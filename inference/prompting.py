@@ -5,6 +5,8 @@ answers better when it is told). The format is plain text so any tokenizer can c
 """
 from __future__ import annotations
 
+import json
+
 from inference.schema import describe_schema
 
 
@@ -22,6 +24,5 @@ def with_tools(prompt: str, tool_schemas: list[dict], answer_schema: dict) -> st
 
 
 def with_tool_results(transcript: str, call_json: str, results: list[dict]) -> str:
-    import json
     lines = "\n".join(json.dumps(r, separators=(",", ":"), default=str) for r in results)
     return f"{transcript}{call_json}\nTool results:\n{lines}\nJSON: "

@@ -23,7 +23,7 @@ DEFAULT_MAX_ITEMS = 6
 
 
 def _adapter(tp):
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter  # noqa: PLC0415  (lazy: only schema-guided generation needs it)
     try:
         return TypeAdapter(tp)
     except Exception as e:  # noqa: BLE001  pydantic raises several error types for unsupported types

@@ -39,28 +39,8 @@ def decode_speculative(target: Session, draft: Session, prompt: list[int], max_n
 
     while len(out) < max_new and not (constraint is not None and constraint.finished):
         k_eff = min(k, max_new - len(out) - 1)
-        xs: list[int] = []
-        qs, masks = [], []
         d_sp = draft.savepoint(len(d_pending) + max(k_eff - 1, 0))
-        fed_x = 0
-        if k_eff > 0:
-            logits_d = draft.feed(d_pending)[-1]
-            for i in range(k_eff):
-                allowed = timed_allowed(constraint, stats)
-                masks.append(allowed)
-                q = sampling.probs(logits_d, allowed)
-                x = sampling.draw(q)
-                xs.append(x)
-                qs.append(q)
-                if x == eos_id:
-                    break
-                if constraint is not None:
-                    constraint.advance(x)
-                    if constraint.finished:
-                        break
-                if i < k_eff - 1:
-                    logits_d = draft.feed([x])[-1]
-                    fed_x += 1
+        xs, qs, masks, fed_x = _draft(draft, d_pending, k_eff, sampling, constraint, stats, eos_id)
         ended = bool(xs) and done(xs[-1])
         if not ended:
             masks.append(timed_allowed(constraint, stats))
@@ -68,19 +48,7 @@ def decode_speculative(target: Session, draft: Session, prompt: list[int], max_n
         t_sp = target.savepoint(len(t_pending) + len(xs))
         logits_t = target.feed(t_pending + xs)
         base = len(t_pending) - 1  # row of logits_t predicting xs[0]
-        n, y = 0, None
-        for i, x in enumerate(xs):
-            p = sampling.probs(logits_t[base + i], masks[i])
-            if sampling.greedy:
-                ok = int(p.argmax()) == x
-            else:
-                ok = sampling.uniform() < min(1.0, float(p[x] / qs[i][x]))
-            if ok:
-                n += 1
-                continue
-            residual = p if sampling.greedy else (p - qs[i]).clamp_min(0)
-            y = sampling.draw(residual / residual.sum() if float(residual.sum()) > 0 else p)
-            break
+        n, y = _accept(sampling, logits_t, base, xs, qs, masks)
         stats.drafted += len(xs)
         stats.accepted += n
         if constraint is not None:
@@ -94,19 +62,7 @@ def decode_speculative(target: Session, draft: Session, prompt: list[int], max_n
         keep_d = min(n, fed_x) if k_eff > 0 else 0
         draft.rollback(d_sp, len(d_pending) + keep_d if k_eff > 0 else 0)
         unfed = (accepted[keep_d:] if k_eff > 0 else d_pending)
-        stop = False
-        for x in accepted:
-            if x == eos_id:
-                stop = True
-                break
-            out.append(x)
-        if not stop and y is not None:
-            if y == eos_id:
-                stop = True
-            else:
-                if constraint is not None:
-                    constraint.advance(y)
-                out.append(y)
+        stop = _emit(out, accepted, y, eos_id, constraint)
         if stop or (constraint is not None and constraint.finished):
             stats.finished = True
             break
@@ -118,3 +74,68 @@ def decode_speculative(target: Session, draft: Session, prompt: list[int], max_n
     stats.seconds = time.perf_counter() - t0
     return out, stats
 
+
+
+def _draft(draft: Session, pending: list[int], k_eff: int, sampling: Sampling, constraint, stats: DecodeStats,
+           eos_id: int | None) -> tuple[list[int], list, list, int]:
+    """Up to `k_eff` tokens the draft proposes, stopping after EOS or when the grammar finishes:
+    (tokens, the distribution q each was drawn from, the grammar mask it was drawn under, how
+    many of the tokens the draft has run itself: all but the last)."""
+    xs: list[int] = []
+    qs, masks = [], []
+    fed = 0
+    if k_eff <= 0:
+        return xs, qs, masks, fed
+    logits = draft.feed(pending)[-1]
+    for i in range(k_eff):
+        allowed = timed_allowed(constraint, stats)
+        masks.append(allowed)
+        q = sampling.probs(logits, allowed)
+        x = sampling.draw(q)
+        xs.append(x)
+        qs.append(q)
+        if x == eos_id:
+            break
+        if constraint is not None:
+            constraint.advance(x)
+            if constraint.finished:
+                break
+        if i < k_eff - 1:
+            logits = draft.feed([x])[-1]
+            fed += 1
+    return xs, qs, masks, fed
+
+
+def _accept(sampling: Sampling, logits_t, base: int, xs: list[int], qs: list, masks: list) -> tuple[int, int | None]:
+    """(how many drafted tokens the target keeps, the token it draws at the first rejection or
+    None). Row `base + i` of the target's logits predicts xs[i]. Greedy: kept iff it is the
+    target's argmax. Sampled: kept with probability min(1, p(x)/q(x)); on rejection the target
+    draws from normalise(max(0, p - q))."""
+    for i, x in enumerate(xs):
+        p = sampling.probs(logits_t[base + i], masks[i])
+        if sampling.greedy:
+            ok = int(p.argmax()) == x
+        else:
+            ok = sampling.uniform() < min(1.0, float(p[x] / qs[i][x]))
+        if ok:
+            continue
+        residual = p if sampling.greedy else (p - qs[i]).clamp_min(0)
+        return i, sampling.draw(residual / residual.sum() if float(residual.sum()) > 0 else p)
+    return len(xs), None
+
+
+def _emit(out: list[int], accepted: list[int], y: int | None, eos_id: int | None, constraint) -> bool:
+    """Append the accepted tokens and then the target's own token `y` to `out`, up to EOS
+    (which is not emitted); the grammar advances over `y` (it already has over the drafted
+    tokens). True when EOS was reached."""
+    for x in accepted:
+        if x == eos_id:
+            return True
+        out.append(x)
+    if y is not None:
+        if y == eos_id:
+            return True
+        if constraint is not None:
+            constraint.advance(y)
+        out.append(y)
+    return False

@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from inference.generator import GenerationIncomplete
 from inference.prompting import with_tool_results, with_tools
-from inference.schema import SchemaError, bounded, generation_schema, json_schema_for
+from inference.schema import SchemaError, bounded, generation_schema, json_schema_for, parse_as
 
 
 @dataclass
@@ -30,7 +31,7 @@ class Tool:
 
     @classmethod
     def from_function(cls, fn: Callable) -> "Tool":
-        from pydantic import create_model
+        from pydantic import create_model  # noqa: PLC0415  (lazy: only tool schemas need it)
         sig = inspect.signature(fn)
         fields = {}
         for p in sig.parameters.values():
@@ -134,7 +135,6 @@ class ToolRun:
 def run_with_tools(gen, prompt: str, tools, answer_type, max_turns: int = 4, max_parallel: int = 4,
                    timeout: float = 10.0, max_new_tokens: int = 192, **kw) -> ToolRun:
     """Let the model call ``tools`` (functions or ``Tool``s) until it answers with ``answer_type``."""
-    from inference.schema import parse_as
     tools = as_tools(tools)
     answer_schema = generation_schema(answer_type)
     executor = ToolExecutor(tools, timeout)
@@ -144,7 +144,6 @@ def run_with_tools(gen, prompt: str, tools, answer_type, max_turns: int = 4, max
         schema = turn_schema(tools, answer_schema, max_parallel, may_call=turn < max_turns - 1)
         out = gen.generate(transcript, schema=schema, max_new_tokens=max_new_tokens, **kw)
         if not out.stats.finished:
-            from inference.generator import GenerationIncomplete
             raise GenerationIncomplete(f"tool turn {turn + 1} was not complete after {max_new_tokens} tokens",
                                        out.text, out.stats)
         msg = json.loads(out.text)

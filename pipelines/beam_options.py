@@ -37,12 +37,10 @@ def pipeline_options(beam_args: Sequence[str] | None = None, **overrides):
 
     args = normalise_args(list(beam_args or []))
     has_runner = any(a == "--runner" or a.startswith("--runner=") for a in args)
-    multi = any(a.startswith("--direct_num_workers") or a.startswith("--direct_running_mode") for a in args)
     if not has_runner:
         # multi-worker local runs need the portable DirectRunner machinery; FnApiRunner honours
         # direct_num_workers/direct_running_mode too, so it stays the default either way.
         args.append(f"--runner={DEFAULT_RUNNER}")
-    del multi
     opts = PipelineOptions(args, **overrides)
     logging.getLogger("apache_beam").setLevel(logging.WARNING)
     return opts

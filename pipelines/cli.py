@@ -38,12 +38,7 @@ VERBS: dict[str, str] = {
 def _load_verbs() -> dict[str, object]:
     mods = {}
     for verb, modname in VERBS.items():
-        try:
-            mods[verb] = importlib.import_module(modname)
-        except ModuleNotFoundError as e:
-            if e.name == modname:  # verb not built yet
-                continue
-            raise
+        mods[verb] = importlib.import_module(modname)
     return mods
 
 

@@ -24,12 +24,11 @@ import logging
 import os
 import shutil
 import time
-from collections import Counter
 from typing import Any, Iterable, Sequence
 
 import apache_beam as beam
-import xxhash
 
+from corpus.buckets import bucket_of
 from corpus.errors import CidermillError, ConfigError
 from corpus.manifest import manifest_path, read_manifest
 from corpus.provenance import make_provenance
@@ -38,6 +37,7 @@ from corpus.schemas import PAGES
 from corpus.writer import DatasetWriter, finalize_dataset, prepare_output_dir, write_dataset
 from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
+from crawl.identity import BOT_TOKEN
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
 from crawl.warc import iter_warc_pages
 from pipelines.beam_options import normalise_args, pipeline_options
@@ -113,7 +113,7 @@ def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlCo
     n = _num_slots(beam_args, len(hosts))
     slots: dict[int, list[dict]] = {}
     for e in entries:
-        slots.setdefault(xxhash.xxh64_intdigest(e["host"].encode()) % n, []).append(e)
+        slots.setdefault(bucket_of(e["host"], n), []).append(e)
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         outs = (p
                 | "Slots" >> beam.Create(sorted(slots.items()))
@@ -396,9 +396,9 @@ def _with_priority(table, why: dict[str, dict]):
 def _decision_row(url: str, decision: str, reason: str | None, detail: str, wave: int, depth: int = 0,
                   parent: str | None = None) -> dict[str, Any]:
     from crawl.crawler import log_id
-    from crawl.urls import host_of
+    from crawl.urls import authority_of
     try:
-        host = host_of(url)
+        host = authority_of(url)
     except ValueError:
         host = ""
     return {"id": log_id(url, parent, f"admission:{reason}"), "url": url, "host": host, "depth": depth,
@@ -432,7 +432,7 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
                        progress=progress, order=order, target_languages=target_languages).run()
 
 
-def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = "CiderBot",
+def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = BOT_TOKEN,
                     progress: bool = True) -> tuple[str, dict]:
     """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline (one file per work item)."""
     for fpath in files:
@@ -442,9 +442,8 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
     prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
 
     def read(path):
-        skipped = Counter()
         seen = set()
-        for row in iter_warc_pages(path, user_agent, fast=True, skipped=skipped):
+        for row in iter_warc_pages(path, user_agent, fast=True):
             if row["id"] not in seen:  # the same URL twice in one archive: keep the first
                 seen.add(row["id"])
                 yield row

@@ -47,7 +47,8 @@ import numpy as np
 import xxhash
 
 from corpus.errors import ConfigError
-from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind, similarity_for, survivor
+from filters.dedup_cluster import (DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind,
+                                   similarity_for, survivor)
 from filters.dedup_text import distinct_per_document, exact_hash, shingle_hashes_batch, words_of
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
@@ -165,7 +166,7 @@ class _Signatures(beam.DoFn):
     BANDS = "bands"
 
     def __init__(self, text_field, key_field, num_perm, seed, ngram, bands, rows, bucket_partitions,
-                 verify="signature"):
+                 verify=DEFAULT_VERIFY):
         self.text_field, self.key_field, self.verify = text_field, key_field, verify
         self.num_perm, self.seed, self.ngram = num_perm, seed, ngram
         self.bands, self.rows, self.partitions = bands, rows, bucket_partitions
@@ -307,7 +308,7 @@ class VerifiedEdges(beam.PTransform):
     Data: the signature (verify="signature": its estimated Jaccard is compared) or the sorted
     distinct shingle hashes (verify="exact": the exact shingle-set Jaccard), as uint32 bytes."""
 
-    def __init__(self, threshold: float, packed: bool = False, verify: str = "signature"):
+    def __init__(self, threshold: float, packed: bool = False, verify: str = DEFAULT_VERIFY):
         super().__init__()
         self.threshold, self.packed = threshold, packed
         self.similarity = similarity_for(verify)
@@ -418,7 +419,7 @@ class NearDedup(beam.PTransform):
 
     def __init__(self, text_field: str = "text", key_field: str = "id", num_perm: int = 128,
                  bands: int | None = None, rows: int | None = None, threshold: float = 0.8, ngram: int = 5,
-                 seed: int = 1, max_rounds: int = 8, bucket_partitions: int = 256, verify: str = "exact"):
+                 seed: int = 1, max_rounds: int = 8, bucket_partitions: int = 256, verify: str = DEFAULT_VERIFY):
         super().__init__()
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 from crawl.frontier import FrontierConfig
+from crawl.identity import BOT_TOKEN
 from crawl.learned_frontier import LearnedFrontier
 from crawl.learned_priority import LearnedPriority
 from crawl.robots import parse_robots
@@ -23,7 +24,7 @@ from pipelines.demo_site import trap_site
 TRAP_KINDS = {"tag", "event", "search", "listing", "forum", "print"}
 
 
-def simulate(order: str, budget: int, wave: int = 10, seed: int = 0, targets=("en",), agent: str = "CiderBot",
+def simulate(order: str, budget: int, wave: int = 10, seed: int = 0, targets=("en",), agent: str = BOT_TOKEN,
              max_per_template: int = 50, log: bool = False) -> dict[str, Any]:
     robots = parse_robots(trap_site.BASE, trap_site.ROBOTS)
     fr = LearnedFrontier(FrontierConfig(max_depth=12, max_pages=budget), order=order,

@@ -29,9 +29,9 @@ from typing import Any, Callable, Iterable
 
 import apache_beam as beam
 import pyarrow as pa
-import xxhash
 from apache_beam.pvalue import AsSingleton
 
+from corpus.buckets import bucket_of
 from corpus.errors import CidermillError
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
@@ -39,6 +39,7 @@ from corpus.report import StageStats, read_report
 from corpus.schemas import INTERLEAVED, PAIRS
 from crawl.image_fetch import ImageFetcher
 from crawl.image_warc import iter_warc_images, url_key
+from crawl.urls import hostname_of
 from filters.clip_score import shared_scorer
 from filters.clip_select import (ClipSelectConfig, base_cut, coarse_bin, cut_from_bin, locate_rank, merge_counts,
                                  resolve_threshold, top_candidate)
@@ -47,7 +48,7 @@ from imagetext.config import ImagesConfig
 from imagetext.image_info import fetch_host, not_in_warc, warc_infos
 from imagetext.interleaved import interleaved_doc
 from imagetext.pairs import apply_duplicate, dedup_node, finalize_pair, make_pairs
-from imagetext.refs import context_text, page_refs, src_host
+from imagetext.refs import context_text, page_refs
 from pipelines.beam_options import run_pipeline
 from pipelines.dedup import ConnectedComponents
 from pipelines.images_report import InterleavedReport, PairsReport
@@ -155,7 +156,7 @@ class FetchImages(beam.PTransform):
                 srcs = None
         if srcs is not None:
             infos.append(srcs
-                         | "ByHost" >> beam.Map(lambda s: (src_host(s), s)) | "GroupHost" >> beam.GroupByKey()
+                         | "ByHost" >> beam.Map(lambda s: (hostname_of(s), s)) | "GroupHost" >> beam.GroupByKey()
                          | "FetchCheck" >> beam.ParDo(FetchHostDoFn(self.cfg)))
         return tuple(infos) | "Infos" >> beam.Flatten()
 
@@ -206,7 +207,7 @@ class ClipScoreDoFn(beam.DoFn):
 
 
 def _bucket(text: str, n: int) -> int:
-    return xxhash.xxh64_intdigest(text.encode("utf-8")) % max(1, n)
+    return bucket_of(text, max(1, n))
 
 
 class ClipScores(beam.PTransform):

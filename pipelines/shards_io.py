@@ -8,15 +8,13 @@ names and renamed; the manifest is written last, in one final step, after every 
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Callable, Iterable
 
 import apache_beam as beam
 import pyarrow as pa
-import xxhash
 
+from corpus.buckets import bucket_of
 from corpus.errors import ShardError
-from corpus.manifest import ShardInfo
 from corpus.reader import ShardDataset
 from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, prepare_output_dir, write_shard_file
 
@@ -32,10 +30,6 @@ def approx_size(value: Any) -> int:
     if isinstance(value, (list, tuple)):
         return 4 + sum(approx_size(v) for v in value)
     return 8
-
-
-def shard_of(key: str, n: int) -> int:
-    return xxhash.xxh64_intdigest(key.encode("utf-8")) % n
 
 
 class _WriteShard(beam.DoFn):
@@ -78,7 +72,7 @@ class WriteShards(beam.PTransform):
                     | "Total" >> beam.CombineGlobally(sum)
                     | "NShards" >> beam.Map(lambda total: max(1, math.ceil(total / target))))
         infos = (keyed
-                 | "Assign" >> beam.Map(lambda kv, n: (shard_of(kv[0], n), kv), n=beam.pvalue.AsSingleton(n_shards))
+                 | "Assign" >> beam.Map(lambda kv, n: (bucket_of(kv[0], n), kv), n=beam.pvalue.AsSingleton(n_shards))
                  | "Group" >> beam.GroupByKey()
                  | "Write" >> beam.ParDo(_WriteShard(self.out_dir, self.schema)))
         out_dir, kind, schema, prov = self.out_dir, self.kind, self.schema, self.provenance
@@ -113,9 +107,4 @@ class ReadShards(beam.PTransform):
                 | "Read" >> beam.ParDo(_ReadShard(self.directory, self.columns)))
 
 
-def shard_infos_json(infos: list[ShardInfo]) -> list[dict]:
-    return [i.to_json() for i in infos]
-
-
-__all__ = ["WriteShards", "ReadShards", "approx_size", "shard_of"]
-_ = os
+__all__ = ["WriteShards", "ReadShards", "approx_size"]

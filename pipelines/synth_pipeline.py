@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
+from corpus.buckets import bucket_of
 from corpus.errors import ConfigError
 from corpus.manifest import manifest_path
 from corpus.provenance import make_provenance
@@ -65,7 +66,6 @@ class SynthConfig:
     table_on_too_many_rows: str = "truncate"
     ocr_check: bool = False          # OCR every image; drop those whose drawn text cannot be read
     ocr_min_recall: float = 0.55     # share of drawn strings OCR must read back (bench/ocr_threshold.py)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> "SynthConfig":
         from synth.captions import check_scene_params
@@ -171,7 +171,7 @@ def row_stats(kind: str, rows: Sequence[dict[str, Any]], drops: Sequence[tuple[s
 
 def write_rows_deterministic(out_dir: str, rows: list[dict[str, Any]], provenance: dict, target_bytes: int,
                              overwrite: bool) -> None:
-    from pipelines.shards_io import approx_size, shard_of
+    from pipelines.shards_io import approx_size
     prepare_output_dir(out_dir, "pairs", job=provenance.get("job"), overwrite=overwrite)
     ids = [r["id"] for r in rows]
     if len(set(ids)) != len(ids):
@@ -180,7 +180,7 @@ def write_rows_deterministic(out_dir: str, rows: list[dict[str, Any]], provenanc
     n = max(1, math.ceil(total / max(1, target_bytes)))
     buckets: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
-        buckets.setdefault(shard_of(r["id"], n), []).append(r)
+        buckets.setdefault(bucket_of(r["id"], n), []).append(r)
     infos = [write_shard_file(out_dir, i, pa.Table.from_pylist(sorted(b, key=lambda r: r["id"]), schema=PAIRS))
              for i, b in sorted(buckets.items())]
     finalize_dataset(out_dir, "pairs", PAIRS, infos, provenance)

@@ -18,6 +18,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from PIL import Image
 
+from corpus.process_cache import ProcessCache
 from synth.chart_layout import TITLE_PAD_PT, half, plan
 from synth.chart_style import PALETTES, THEMES
 
@@ -105,94 +106,13 @@ def _contrast(hex_color: str) -> str:
 
 
 def _body(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any]) -> str:
+    """The `_plot(fig, ax)` body: the chart type's own drawing, then what every chart states
+    (axis label places and sizes, the legend, the title)."""
     t = data["chart_type"]
     _, _, fg = THEMES[style["theme"]]
-    edge = fg if style["edge"] == "fg" else "none"
-    hatches = ["//", "..", "xx", "\\\\", "oo"] if style["hatch"] else [None] * 5
     # rotated category labels: set with the ticks (tick_params + get_xticklabels would lay the ticks out twice)
     xt_kw = f", rotation={lay['rotate']}, ha='right'" if lay["rotate"] else ""
-    b = ""
-    if t in ("grouped_bar", "stacked_bar"):
-        horiz = style["horizontal"]
-        bar, pos_kw, size_kw = ("barh", "y", "height") if horiz else ("bar", "x", "width")
-        val_axis = "x" if horiz else "y"
-        b += "    x = list(range(len(DATA['categories'])))\n"
-        b += f"    k = len(DATA['series'])\n"
-        if t == "grouped_bar":
-            b += "    w = 0.8 / k\n"
-            b += "    for i, s in enumerate(DATA['series']):\n"
-            b += "        pos = [xi + (i - (k - 1) / 2) * w for xi in x]\n"
-            b += (f"        bars = ax.{bar}(pos, s['values'], w, label=s['name'], color=COLORS[i % len(COLORS)], "
-                  f"edgecolor={edge!r}, hatch=HATCHES[i % len(HATCHES)])\n")
-        else:
-            b += "    base = [0.0] * len(x)\n"
-            b += "    for i, s in enumerate(DATA['series']):\n"
-            b += (f"        bars = ax.{bar}(x, s['values'], 0.65, {'left' if horiz else 'bottom'}=base, label=s['name'], "
-                  f"color=COLORS[i % len(COLORS)], edgecolor={edge!r}, hatch=HATCHES[i % len(HATCHES)])\n")
-            b += "        base = [a + v for a, v in zip(base, s['values'])]\n"
-        if lay["value_labels"]:
-            where = ", label_type='center', color=INK[i % len(INK)]" if t == "stacked_bar" else ""
-            b += f"        ax.bar_label(bars, fmt='%.{data['decimals']}f', fontsize=FS7{where})\n"
-        cat_axis = "y" if horiz else "x"
-        b += f"    ax.set_{cat_axis}ticks(x, DATA['categories']{'' if horiz else xt_kw})\n"
-        b += f"    ax.set_{cat_axis}lim({lay['cat_lim'][0]!r}, {lay['cat_lim'][1]!r})\n"  # top to bottom when horizontal
-        b += _ticks(lay, val_axis)
-        b += f"    ax.set_{val_axis}label(DATA['y_label'])\n"
-        b += f"    ax.set_{'y' if horiz else 'x'}label(DATA['x_label'])\n"
-    elif t in ("line", "area"):
-        b += "    x = list(range(len(DATA['categories'])))\n"
-        if t == "line":
-            b += "    for i, s in enumerate(DATA['series']):\n"
-            b += (f"        ax.plot(x, s['values'], marker={style['marker']!r}, linewidth={style['line_width']}, "
-                  "label=s['name'], color=COLORS[i % len(COLORS)])\n")
-            if lay["value_labels"]:
-                b += "        for xi, v in zip(x, s['values']):\n"
-                b += (f"            ax.annotate(f'{{v:.{data['decimals']}f}}', (xi, v), textcoords='offset points', "
-                      "xytext=(0, 4), ha='center', fontsize=FS7)\n")
-        else:
-            b += ("    ax.stackplot(x, *[s['values'] for s in DATA['series']], labels=[s['name'] for s in DATA['series']], "
-                  f"colors=COLORS, alpha={style['alpha']}, edgecolor={edge!r})\n")
-        b += f"    ax.set_xticks(x, DATA['categories']{xt_kw})\n"
-        b += f"    ax.set_xlim({lay['cat_lim'][0]!r}, {lay['cat_lim'][1]!r})\n"
-        b += _ticks(lay, "y")
-        b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
-    elif t == "scatter":
-        b += "    for i, s in enumerate(DATA['series']):\n"
-        b += (f"        ax.scatter(s['x'], s['y'], s={round(12 + 30 * style['alpha'])}, marker={style['marker'] or 'o'!r}, "
-              f"alpha={style['alpha']}, label=s['name'], color=COLORS[i % len(COLORS)], edgecolors={edge!r})\n")
-        b += _ticks(lay, "x") + _ticks(lay, "y")
-        b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
-    elif t == "histogram":
-        b += (f"    ax.hist(DATA['values'], bins=DATA['bin_edges'], color=COLORS[0], alpha={style['alpha']}, "
-              f"edgecolor={fg if style['edge'] == 'fg' else THEMES[style['theme']][1]!r})\n")
-        b += _ticks(lay, "x") + _ticks(lay, "y")
-        b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
-    elif t == "pie":
-        wedge = "dict(width=0.45)" if style["donut"] else "None"
-        pct = f"'%1.{1 if data['decimals'] else 0}f%%'" if style["pie_pct"] else "None"
-        labels = "None" if style["legend"] == "outside" else "DATA['categories']"
-        b += (f"    ax.pie(DATA['series'][0]['values'], labels={labels}, colors=COLORS, autopct={pct}, "
-              f"startangle=90, counterclock=False, wedgeprops={wedge}, textprops={{'fontsize': FS8}})\n")
-        b += "    ax.set_aspect('equal')\n"
-        if style["legend"] == "outside":
-            b += "    ax.legend(DATA['categories'], loc='center left', bbox_to_anchor=(1.0, 0.5))\n"
-    elif t == "heatmap":
-        b += f"    im = ax.imshow(DATA['matrix'], cmap={style['cmap']!r}, aspect='auto')\n"
-        b += f"    ax.set_xticks(range(len(DATA['col_labels'])), DATA['col_labels']{xt_kw})\n"
-        b += "    ax.set_yticks(range(len(DATA['row_labels'])), DATA['row_labels'])\n"
-        b += "    ax.grid(False)\n"
-        if style["annotate"]:
-            b += "    lo, hi = min(map(min, DATA['matrix'])), max(map(max, DATA['matrix']))\n"
-            b += "    for r, row in enumerate(DATA['matrix']):\n"
-            b += "        for c, v in enumerate(row):\n"
-            b += "            dark = (v - lo) / ((hi - lo) or 1) < 0.5\n"
-            b += (f"            ax.text(c, r, f'{{v:.{data['decimals']}f}}', ha='center', va='center', fontsize=FS7, "
-                  f"color=('white' if dark else 'black') if CMAP_DARK_LOW else ('black' if dark else 'white'))\n")
-        if style["colorbar"]:
-            cb = lay["cbar"]
-            b += "    cbar = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02)\n"
-            b += f"    cbar.set_ticks({cb['ticks']!r}, labels={cb['labels']!r})\n"
-        b += "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
+    b = _DRAW[t](data, style, lay, fg, xt_kw)
     if t != "pie":
         b += "".join(f"    ax.{a}axis.set_label_coords({c[0]!r}, {c[1]!r})\n" for a, c in lay["label_coords"].items())
         b += "".join(f"    ax.{a}axis.label.set_fontsize({v!r})\n" for a, v in lay["label_size"].items())
@@ -202,6 +122,114 @@ def _body(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any]) -> s
     size = f", fontsize={lay['title_size']!r}" if lay["title_size"] else ""
     b += f"    ax.set_title(DATA['title'], loc={style['title_loc']!r}{size})\n"
     return b
+
+
+def _edge(style: dict[str, Any], fg: str) -> str:
+    return fg if style["edge"] == "fg" else "none"
+
+
+def _bars(data, style, lay, fg, xt_kw) -> str:
+    """Grouped bars side by side in each category slot, or stacked bars; vertical or horizontal."""
+    t, edge, horiz = data["chart_type"], _edge(style, fg), style["horizontal"]
+    bar = "barh" if horiz else "bar"
+    val_axis = "x" if horiz else "y"
+    b = "    x = list(range(len(DATA['categories'])))\n"
+    b += "    k = len(DATA['series'])\n"
+    if t == "grouped_bar":
+        b += "    w = 0.8 / k\n"
+        b += "    for i, s in enumerate(DATA['series']):\n"
+        b += "        pos = [xi + (i - (k - 1) / 2) * w for xi in x]\n"
+        b += (f"        bars = ax.{bar}(pos, s['values'], w, label=s['name'], color=COLORS[i % len(COLORS)], "
+              f"edgecolor={edge!r}, hatch=HATCHES[i % len(HATCHES)])\n")
+    else:
+        b += "    base = [0.0] * len(x)\n"
+        b += "    for i, s in enumerate(DATA['series']):\n"
+        b += (f"        bars = ax.{bar}(x, s['values'], 0.65, {'left' if horiz else 'bottom'}=base, label=s['name'], "
+              f"color=COLORS[i % len(COLORS)], edgecolor={edge!r}, hatch=HATCHES[i % len(HATCHES)])\n")
+        b += "        base = [a + v for a, v in zip(base, s['values'])]\n"
+    if lay["value_labels"]:
+        where = ", label_type='center', color=INK[i % len(INK)]" if t == "stacked_bar" else ""
+        b += f"        ax.bar_label(bars, fmt='%.{data['decimals']}f', fontsize=FS7{where})\n"
+    cat_axis = "y" if horiz else "x"
+    b += f"    ax.set_{cat_axis}ticks(x, DATA['categories']{'' if horiz else xt_kw})\n"
+    b += f"    ax.set_{cat_axis}lim({lay['cat_lim'][0]!r}, {lay['cat_lim'][1]!r})\n"  # top to bottom when horizontal
+    b += _ticks(lay, val_axis)
+    b += f"    ax.set_{val_axis}label(DATA['y_label'])\n"
+    b += f"    ax.set_{'y' if horiz else 'x'}label(DATA['x_label'])\n"
+    return b
+
+
+def _lines(data, style, lay, fg, xt_kw) -> str:
+    """Lines with markers (value labels above the points when they fit), or stacked areas."""
+    b = "    x = list(range(len(DATA['categories'])))\n"
+    if data["chart_type"] == "line":
+        b += "    for i, s in enumerate(DATA['series']):\n"
+        b += (f"        ax.plot(x, s['values'], marker={style['marker']!r}, linewidth={style['line_width']}, "
+              "label=s['name'], color=COLORS[i % len(COLORS)])\n")
+        if lay["value_labels"]:
+            b += "        for xi, v in zip(x, s['values']):\n"
+            b += (f"            ax.annotate(f'{{v:.{data['decimals']}f}}', (xi, v), textcoords='offset points', "
+                  "xytext=(0, 4), ha='center', fontsize=FS7)\n")
+    else:
+        b += ("    ax.stackplot(x, *[s['values'] for s in DATA['series']], labels=[s['name'] for s in DATA['series']], "
+              f"colors=COLORS, alpha={style['alpha']}, edgecolor={_edge(style, fg)!r})\n")
+    b += f"    ax.set_xticks(x, DATA['categories']{xt_kw})\n"
+    b += f"    ax.set_xlim({lay['cat_lim'][0]!r}, {lay['cat_lim'][1]!r})\n"
+    b += _ticks(lay, "y")
+    return b + "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
+
+
+def _scatter(data, style, lay, fg, xt_kw) -> str:
+    b = "    for i, s in enumerate(DATA['series']):\n"
+    b += (f"        ax.scatter(s['x'], s['y'], s={round(12 + 30 * style['alpha'])}, marker={style['marker'] or 'o'!r}, "
+          f"alpha={style['alpha']}, label=s['name'], color=COLORS[i % len(COLORS)], edgecolors={_edge(style, fg)!r})\n")
+    b += _ticks(lay, "x") + _ticks(lay, "y")
+    return b + "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
+
+
+def _histogram(data, style, lay, fg, xt_kw) -> str:
+    b = (f"    ax.hist(DATA['values'], bins=DATA['bin_edges'], color=COLORS[0], alpha={style['alpha']}, "
+         f"edgecolor={fg if style['edge'] == 'fg' else THEMES[style['theme']][1]!r})\n")
+    b += _ticks(lay, "x") + _ticks(lay, "y")
+    return b + "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
+
+
+def _pie(data, style, lay, fg, xt_kw) -> str:
+    """A pie or donut, labelled beside the wedges or by a legend outside."""
+    wedge = "dict(width=0.45)" if style["donut"] else "None"
+    pct = f"'%1.{1 if data['decimals'] else 0}f%%'" if style["pie_pct"] else "None"
+    labels = "None" if style["legend"] == "outside" else "DATA['categories']"
+    b = (f"    ax.pie(DATA['series'][0]['values'], labels={labels}, colors=COLORS, autopct={pct}, "
+         f"startangle=90, counterclock=False, wedgeprops={wedge}, textprops={{'fontsize': FS8}})\n")
+    b += "    ax.set_aspect('equal')\n"
+    if style["legend"] == "outside":
+        b += "    ax.legend(DATA['categories'], loc='center left', bbox_to_anchor=(1.0, 0.5))\n"
+    return b
+
+
+def _heatmap(data, style, lay, fg, xt_kw) -> str:
+    """A matrix image with row and column labels, optional cell values (ink chosen for contrast
+    with the colormap) and an optional colorbar."""
+    b = f"    im = ax.imshow(DATA['matrix'], cmap={style['cmap']!r}, aspect='auto')\n"
+    b += f"    ax.set_xticks(range(len(DATA['col_labels'])), DATA['col_labels']{xt_kw})\n"
+    b += "    ax.set_yticks(range(len(DATA['row_labels'])), DATA['row_labels'])\n"
+    b += "    ax.grid(False)\n"
+    if style["annotate"]:
+        b += "    lo, hi = min(map(min, DATA['matrix'])), max(map(max, DATA['matrix']))\n"
+        b += "    for r, row in enumerate(DATA['matrix']):\n"
+        b += "        for c, v in enumerate(row):\n"
+        b += "            dark = (v - lo) / ((hi - lo) or 1) < 0.5\n"
+        b += (f"            ax.text(c, r, f'{{v:.{data['decimals']}f}}', ha='center', va='center', fontsize=FS7, "
+              f"color=('white' if dark else 'black') if CMAP_DARK_LOW else ('black' if dark else 'white'))\n")
+    if style["colorbar"]:
+        cb = lay["cbar"]
+        b += "    cbar = fig.colorbar(im, ax=ax, fraction=0.06, pad=0.02)\n"
+        b += f"    cbar.set_ticks({cb['ticks']!r}, labels={cb['labels']!r})\n"
+    return b + "    ax.set_xlabel(DATA['x_label'])\n    ax.set_ylabel(DATA['y_label'])\n"
+
+
+_DRAW = {"grouped_bar": _bars, "stacked_bar": _bars, "line": _lines, "area": _lines, "scatter": _scatter,
+         "histogram": _histogram, "pie": _pie, "heatmap": _heatmap}
 
 
 def chart_code(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any] | None = None) -> str:
@@ -244,11 +272,6 @@ def chart_code(data: dict[str, Any], style: dict[str, Any], lay: dict[str, Any] 
     return src
 
 
-def run_chart_code(code: str) -> bytes:
-    """Execute generated chart code and return the PNG bytes it draws."""
-    return render_chart_code(code)[0]
-
-
 def render_chart_code(code: str) -> tuple[bytes, Image.Image]:
     """Execute generated chart code: the PNG bytes it writes, and the image it returns (same pixels).
 
@@ -263,19 +286,17 @@ def render_chart_code(code: str) -> tuple[bytes, Image.Image]:
     return png, (img if isinstance(img, Image.Image) else Image.open(io.BytesIO(png)))
 
 
-_renderers: dict[tuple[int, int, int, float], RendererAgg] = {}
+# Agg renderers by (thread, width, height, dpi). Owner: this module; they live as long as the
+# process. vary_size draws many sizes, so the cache holds at most 16M pixels (~64 MB of RGBA
+# buffers) and starts over when a new size would pass that.
+RENDERERS: ProcessCache[RendererAgg] = ProcessCache("Agg renderers", cost=lambda key: key[1] * key[2],
+                                                    max_cost=16_000_000)
 
 
 def shared_renderer(width: int, height: int, dpi: float) -> RendererAgg:
     """This thread's reusable Agg renderer for one figure size (see _SharedRendererCanvas)."""
     key = (threading.get_ident(), int(width), int(height), float(dpi))
-    r = _renderers.get(key)
-    if r is None:
-        # vary_size draws many sizes: keep at most ~64 MB of RGBA buffers per process
-        if sum(k[1] * k[2] for k in _renderers) + width * height > 16_000_000:
-            _renderers.clear()
-        r = _renderers[key] = RendererAgg(int(width), int(height), dpi)
-    return r
+    return RENDERERS.get(key, lambda: RendererAgg(int(width), int(height), dpi))
 
 
 class _SharedRendererCanvas(FigureCanvasAgg):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import matplotlib
@@ -143,121 +144,211 @@ def legend_width(names: Sequence[str], box, size: float, dpi: float) -> float:
     return LEGEND_EM * size * dpi / 72.0 + max((box(n, size=size)[0] for n in names), default=0.0)
 
 
+# font sizes relative to the chart's base font size
+TICK_FONT, TITLE_FONT, LEGEND_FONT, VALUE_LABEL_FONT = 0.9, 1.25, 0.85, 0.7
+# first guess of the axes box in figure fractions, refined from the measured text
+GUESS_LEFT, GUESS_RIGHT, GUESS_BOTTOM = 0.15, 0.95, 0.15
+GUESS_RIGHT_COLORBAR = 0.85   # a heatmap's colorbar sits right of the axes
+COLORBAR_SHARE = 0.08         # of the axes width, taken by a heatmap's colorbar
+# room around the data on a value axis, as a share of its span
+VALUE_PAD, VALUE_PAD_LABELLED, MAX_VALUE_PAD = 0.05, 0.12, 0.6
+# category axis limits: bars centred in slots of width 1; lines inset a little; areas edge to edge
+BAR_INSET, LINE_INSET = 0.5, 0.3
+CROWDED = 0.9                 # a category label wider than this share of its slot gets rotated
+ROTATED_CLEARANCE = 0.95      # rotated labels' strips must leave this share of their spacing free
+ROTATIONS = {30: 45, 45: 90}  # steeper rotation when rotated labels still collide
+LEGEND_GAP = 0.01             # the outside legend is anchored this many axes widths right of the axes
+MARGIN_LIMITS = {"left": (0.02, 0.5), "right": (0.4, 0.97), "bottom": (0.02, 0.45), "top": (0.6, 0.98)}
+MIN_LABEL_SIZE = 5.0          # pt: the smallest font a too-long title or axis label shrinks to
+SHRINK_SLACK = 0.97           # a shrunk label aims at this share of the room it has
+
+
+@dataclass
+class _Measure:
+    """The figure's size and fonts, and how to measure a string in them."""
+    W: float
+    H: float
+    dpi: float
+    box: Any          # text_box with family, dpi and renderer bound: box(s, size=, rotation=)
+    tick: float       # font sizes (pt)
+    label: float
+    title: float
+    legend: float
+
+    @property
+    def pt(self) -> float:  # px per point
+        return self.dpi / 72.0
+
+    def label_thickness(self, s: str | None) -> float:
+        """An axis label's thickness with its pad (0 when there is none)."""
+        return (self.box(s, size=self.label)[1] + LABEL_PAD_PT * self.pt) if s else 0.0
+
+
+@dataclass
+class _Axes:
+    """What the tick step decides about the two axes: x labels with their data positions and the
+    x limits (to find the margins they need), and the y labels (for the left margin)."""
+    xlabels: list[str]
+    xpos: list[float]
+    xlim: tuple[float, float]
+    ylabels: list[str]
+
+
 def plan(data: dict[str, Any], style: dict[str, Any], renderer: RendererAgg | None = None) -> dict[str, Any]:
     """Ticks, limits, label rotation, title size and subplot margins for one chart (all JSON-able).
 
-    renderer: the renderer the chart will be drawn with, if known (shares its text-metrics cache)."""
-    W, H, dpi, fs = style["width"], style["height"], style["dpi"], style["font_size"]
-    fam, pt = style["font"], dpi / 72.0
-    tfs, lfs, ttl_fs, leg_fs = half(fs * 0.9), fs, half(fs * 1.25), half(fs * 0.85)
+    renderer: the renderer the chart will be drawn with, if known (shares its text-metrics cache).
+    Steps: measure the title (it fixes the top margin); guess the axes box; choose ticks for that
+    box; settle label rotation and the side margins together; then size titles and axis labels."""
+    fs = style["font_size"]
+    ms = _Measure(style["width"], style["height"], style["dpi"],
+                  functools.partial(text_box, family=style["font"], dpi=style["dpi"], renderer=renderer),
+                  half(fs * TICK_FONT), fs, half(fs * TITLE_FONT), half(fs * LEGEND_FONT))
     t = data["chart_type"]
-    box = functools.partial(text_box, family=fam, dpi=dpi, renderer=renderer)
     out: dict[str, Any] = {"ticks": {}, "rotate": 0, "title_size": None}
-
-    def label_h(s):  # an axis label's thickness (0 when there is none)
-        return (box(s, size=lfs)[1] + LABEL_PAD_PT * pt) if s else 0.0
-
-    title_w, title_h = box(data["title"], size=ttl_fs)
-    top = (title_h + TITLE_PAD_PT * pt + EDGE) / H
+    title_w, title_h = ms.box(data["title"], size=ms.title)
+    top = (title_h + TITLE_PAD_PT * ms.pt + EDGE) / ms.H
     if t == "pie":
-        return _plan_pie(data, style, out, box, top, title_w, tfs, leg_fs)
+        return _plan_pie(data, style, out, ms.box, top, title_w, ms.tick, ms.legend)
 
     horiz = bool(style.get("horizontal")) and t in ("grouped_bar", "stacked_bar")
     legend_out = style["legend"] == "outside" and t not in ("heatmap", "histogram") and len(data.get("series", [])) > 1
-    # first guess of the axes size (refined once below)
-    left, right, bottom = 0.15, 0.95, 0.15
+    legend_w = legend_width([s["name"] for s in data["series"]], ms.box, ms.legend, ms.dpi) if legend_out else 0.0
+    colorbar = t == "heatmap" and bool(style["colorbar"])
+    left, right = GUESS_LEFT, GUESS_RIGHT
     if legend_out:
-        right = 0.95 - legend_width([s["name"] for s in data["series"]], box, leg_fs, dpi) / W
-    if t == "heatmap" and style["colorbar"]:
-        right = 0.85
-    ax_w, ax_h = (right - left) * W, (1 - top - bottom) * H
-
-    def wlab(ticks, axis):
-        labels = tick_labels(ticks, style["y_format"] if axis == "value" else "plain", data.get("unit", ""))
-        return labels, [box(s, size=tfs)[0] for s in labels]
-
-    # x axis: (labels, positions, limits); y axis: labels
+        right = GUESS_RIGHT - legend_w / ms.W
+    if colorbar:
+        right = GUESS_RIGHT_COLORBAR
+    ax_w = (right - left) * ms.W
     if t in ("grouped_bar", "stacked_bar", "line", "area"):
-        cats = data["categories"]
-        n = len(cats)
-        vals = [v for s in data["series"] for v in s["values"]]
-        if t in ("stacked_bar", "area"):
-            sums = [sum(s["values"][j] for s in data["series"]) for j in range(n)]
-            lo, hi = min(0.0, min(vals)), max(sums)
-        else:
-            lo, hi = min(vals), max(vals)
-        zero = t != "line"
-        pad = 0.12 if style["value_labels"] and t != "stacked_bar" else 0.05
-        if horiz and style["value_labels"] and t == "grouped_bar":  # labels beside the bar ends need their width
-            lw = max(box(f"{v:.{data['decimals']}f}", size=half(fs * 0.7))[0] for v in vals) + 2 * EDGE
-            pad = max(pad, min(0.6, lw / max(ax_w - lw, 1.0)))
-        cat_lim = (-0.5, n - 0.5) if "bar" in t else ((0.0, n - 1.0) if t == "area" else (-0.3, n - 0.7))
-        if horiz:
-            ticks, lims, labels = fitted_value_ticks(lo, hi, ax_w, lambda tk: wlab(tk, "value"), zero=zero, pad=pad)
-            out["ticks"]["x"] = {"ticks": ticks, "labels": labels, "lim": list(lims)}
-            out["cat_lim"] = [cat_lim[1], cat_lim[0]]  # top to bottom
-            xlabels, xpos, xlim = labels, ticks, lims
-            ylabels = list(cats)
-        else:
-            ticks, lims = value_ticks(lo, hi, 6, zero=zero, pad=pad)
-            labels = tick_labels(ticks, style["y_format"], data.get("unit", ""))
-            out["ticks"]["y"] = {"ticks": ticks, "labels": labels, "lim": list(lims)}
-            out["cat_lim"] = list(cat_lim)
-            xlabels, xpos, xlim = list(cats), list(range(n)), cat_lim
-            ylabels = labels
+        axes = _category_axes(data, style, ms, out, horiz, ax_w)
     elif t in ("scatter", "histogram"):
-        if t == "scatter":
-            xs = [v for s in data["series"] for v in s["x"]]
-            ys = [v for s in data["series"] for v in s["y"]]
-            xt, xlim, xlabels = fitted_value_ticks(min(xs), max(xs), ax_w, lambda tk: wlab(tk, "plain"))
-            yt, ylim = value_ticks(min(ys), max(ys), 6)
-        else:
-            e = data["bin_edges"]
-            xt, xlim, xlabels = fitted_value_ticks(e[0], e[-1], ax_w, lambda tk: wlab(tk, "plain"), pad=0.0)
-            counts = _hist_counts(data["values"], e)
-            yt, ylim = value_ticks(0.0, float(max(counts)), 6, zero=True, integer=True)
-        ylabels = tick_labels(yt)
-        out["ticks"]["x"] = {"ticks": xt, "labels": xlabels, "lim": list(xlim)}
-        out["ticks"]["y"] = {"ticks": yt, "labels": ylabels, "lim": list(ylim)}
-        xpos = xt
-    else:  # heatmap
-        xlabels, ylabels = list(data["col_labels"]), list(data["row_labels"])
-        xpos, xlim = list(range(len(xlabels))), (-0.5, len(xlabels) - 0.5)
-        if style["colorbar"]:
-            flat = [v for row in data["matrix"] for v in row]
-            lo, hi = min(flat), max(flat)
-            ticks, _ = value_ticks(lo, hi, 6, pad=0.0)
-            ticks = [v for v in ticks if lo <= v <= hi] or [lo, hi]
-            out["cbar"] = {"ticks": ticks, "labels": tick_labels(ticks)}
+        axes = _numeric_axes(data, style, ms, out, ax_w)
+    else:
+        axes = _heatmap_axes(data, style, out)
 
-    # category labels that would crowd get rotated (style's rotation otherwise); the margins depend
-    # on the rotation and the crowding on the margins, so both are settled together (rotation only grows)
+    ylab = data.get("y_label") if not horiz else data.get("x_label")
+    xlab = data.get("x_label") if not horiz else data.get("y_label")
+    shrink = 1 - COLORBAR_SHARE if colorbar else 1.0
     rotatable = t not in ("scatter", "histogram") and not horiz
-    rot = style["rotate_x"] if rotatable else 0
-    widest = max(box(s, size=tfs)[0] for s in xlabels)
-    th = box("Ag", size=tfs)[1]
-    shrink = 1 - 0.08 if t == "heatmap" and style["colorbar"] else 1.0  # the colorbar takes 8% of the axes
+    cbar_w = max(ms.box(s, size=ms.tick)[0] for s in out["cbar"]["labels"]) if colorbar else None
+    rot, left, right, bottom, xh, yw = _settle_margins(
+        ms, axes, style["rotate_x"] if rotatable else 0, rotatable, shrink, left, right, xlab, ylab,
+        cbar_w, legend_w if legend_out else None)
+    out["rotate"] = rot
+    out["title_size"] = _title_size(style, title_w, ms.title, left * ms.W, right * ms.W, ms.W)
+    out["value_labels"] = bool(style["value_labels"]) and t in ("grouped_bar", "stacked_bar", "line") and \
+        _labels_fit(data, style, horiz, (right - left) * ms.W, (1 - top - bottom) * ms.H, ms.box)
+    m = out["margins"] = {k: round(min(max(v, MARGIN_LIMITS[k][0]), MARGIN_LIMITS[k][1]), 3)
+                          for k, v in (("left", left), ("right", right), ("bottom", bottom), ("top", 1 - top))}
+    _place_axis_labels(out, ms, m, shrink, xh, yw, xlab, ylab)
+    return out
+
+
+def _category_axes(data, style, ms: _Measure, out, horiz: bool, ax_w: float) -> _Axes:
+    """Bars, lines, areas: categories on one axis, values (from 0 except lines) on the other."""
+    t, cats = data["chart_type"], data["categories"]
+    n = len(cats)
+    vals = [v for s in data["series"] for v in s["values"]]
+    if t in ("stacked_bar", "area"):
+        sums = [sum(s["values"][j] for s in data["series"]) for j in range(n)]
+        lo, hi = min(0.0, min(vals)), max(sums)
+    else:
+        lo, hi = min(vals), max(vals)
+    zero = t != "line"
+    pad = VALUE_PAD_LABELLED if style["value_labels"] and t != "stacked_bar" else VALUE_PAD
+    if horiz and style["value_labels"] and t == "grouped_bar":  # labels beside the bar ends need their width
+        lw = max(ms.box(f"{v:.{data['decimals']}f}", size=half(style["font_size"] * VALUE_LABEL_FONT))[0]
+                 for v in vals) + 2 * EDGE
+        pad = max(pad, min(MAX_VALUE_PAD, lw / max(ax_w - lw, 1.0)))
+    if "bar" in t:
+        cat_lim = (-BAR_INSET, n - BAR_INSET)
+    else:
+        cat_lim = (0.0, n - 1.0) if t == "area" else (-LINE_INSET, n - (1 - LINE_INSET))
+    if horiz:
+        ticks, lims, labels = fitted_value_ticks(lo, hi, ax_w, _tick_widths(data, style, ms, "value"),
+                                                 zero=zero, pad=pad)
+        out["ticks"]["x"] = {"ticks": ticks, "labels": labels, "lim": list(lims)}
+        out["cat_lim"] = [cat_lim[1], cat_lim[0]]  # top to bottom
+        return _Axes(labels, ticks, lims, list(cats))
+    ticks, lims = value_ticks(lo, hi, 6, zero=zero, pad=pad)
+    labels = tick_labels(ticks, style["y_format"], data.get("unit", ""))
+    out["ticks"]["y"] = {"ticks": ticks, "labels": labels, "lim": list(lims)}
+    out["cat_lim"] = list(cat_lim)
+    return _Axes(list(cats), list(range(n)), cat_lim, labels)
+
+
+def _numeric_axes(data, style, ms: _Measure, out, ax_w: float) -> _Axes:
+    """Scatter and histogram: value ticks on both axes (histogram counts are whole numbers from 0)."""
+    plain = _tick_widths(data, style, ms, "plain")
+    if data["chart_type"] == "scatter":
+        xs = [v for s in data["series"] for v in s["x"]]
+        ys = [v for s in data["series"] for v in s["y"]]
+        xt, xlim, xlabels = fitted_value_ticks(min(xs), max(xs), ax_w, plain)
+        yt, ylim = value_ticks(min(ys), max(ys), 6)
+    else:
+        e = data["bin_edges"]
+        xt, xlim, xlabels = fitted_value_ticks(e[0], e[-1], ax_w, plain, pad=0.0)
+        counts = _hist_counts(data["values"], e)
+        yt, ylim = value_ticks(0.0, float(max(counts)), 6, zero=True, integer=True)
+    ylabels = tick_labels(yt)
+    out["ticks"]["x"] = {"ticks": xt, "labels": xlabels, "lim": list(xlim)}
+    out["ticks"]["y"] = {"ticks": yt, "labels": ylabels, "lim": list(ylim)}
+    return _Axes(xlabels, xt, xlim, ylabels)
+
+
+def _heatmap_axes(data, style, out) -> _Axes:
+    """Heatmap: column and row labels; the colorbar gets value ticks inside the data range."""
+    xlabels, ylabels = list(data["col_labels"]), list(data["row_labels"])
+    if style["colorbar"]:
+        flat = [v for row in data["matrix"] for v in row]
+        lo, hi = min(flat), max(flat)
+        ticks, _ = value_ticks(lo, hi, 6, pad=0.0)
+        ticks = [v for v in ticks if lo <= v <= hi] or [lo, hi]
+        out["cbar"] = {"ticks": ticks, "labels": tick_labels(ticks)}
+    return _Axes(xlabels, list(range(len(xlabels))), (-0.5, len(xlabels) - 0.5), ylabels)
+
+
+def _tick_widths(data, style, ms: _Measure, axis: str):
+    """ticks -> (labels, their widths in px), for fitted_value_ticks."""
+    def widths(ticks):
+        labels = tick_labels(ticks, style["y_format"] if axis == "value" else "plain", data.get("unit", ""))
+        return labels, [ms.box(s, size=ms.tick)[0] for s in labels]
+    return widths
+
+
+def _settle_margins(ms: _Measure, axes: _Axes, rot: int, rotatable: bool, shrink: float, left: float,
+                    right: float, xlab, ylab, cbar_w: float | None, legend_w: float | None):
+    """(rotation, left, right, bottom, x tick label height, y tick label width).
+
+    Category labels that would crowd get rotated (the style's rotation otherwise); the margins
+    depend on the rotation and the crowding on the margins, so both are settled together, in at
+    most three rounds (rotation only grows)."""
+    W, H, pt, box = ms.W, ms.H, ms.pt, ms.box
+    xlabels, xpos, xlim = axes.xlabels, axes.xpos, axes.xlim
+    widest = max(box(s, size=ms.tick)[0] for s in xlabels)
+    th = box("Ag", size=ms.tick)[1]
 
     def rotation(rot, ax_w):
         if not rotatable:
             return 0
         spacing = ax_w / max(xlim[1] - xlim[0], 1e-9)
-        if rot == 0 and widest > 0.9 * spacing:
+        if rot == 0 and widest > CROWDED * spacing:
             rot = 45
         # rotated labels are parallel strips spacing * sin(rot) apart: they must be thicker than the text
-        while rot and rot < 90 and th > 0.95 * spacing * math.sin(math.radians(rot)):
-            rot = {30: 45, 45: 90}[rot]
+        while rot and rot < 90 and th > ROTATED_CLEARANCE * spacing * math.sin(math.radians(rot)):
+            rot = ROTATIONS[rot]
         return rot
 
-    yw = max((box(s, size=tfs)[0] for s in ylabels), default=0.0)
-    ylab = data.get("y_label") if not horiz else data.get("x_label")
-    xlab = data.get("x_label") if not horiz else data.get("y_label")
-    need_left = yw + TICK_GAP_PT * pt + label_h(ylab) + EDGE
+    yw = max((box(s, size=ms.tick)[0] for s in axes.ylabels), default=0.0)
+    need_left = yw + TICK_GAP_PT * pt + ms.label_thickness(ylab) + EDGE
+    ax_w = (right - left) * W
     for _ in range(3):
         rot = rotation(rot, ax_w * shrink)
-        xboxes = [box(s, size=tfs, rotation=rot) for s in xlabels]
+        xboxes = [box(s, size=ms.tick, rotation=rot) for s in xlabels]
         xh = max((b[1] for b in xboxes), default=0.0)
-        bottom = (xh + TICK_GAP_PT * pt + label_h(xlab) + EDGE) / H
+        bottom = (xh + TICK_GAP_PT * pt + ms.label_thickness(xlab) + EDGE) / H
         for _ in range(2):  # the first/last x label may reach past the axes sides: depends on the axes width
             ax_w = (right - left) * W
             x0 = ax_w * (xpos[0] - xlim[0]) / (xlim[1] - xlim[0])
@@ -266,46 +357,43 @@ def plan(data: dict[str, Any], style: dict[str, Any], renderer: RendererAgg | No
             last = 0.0 if rot else xboxes[-1][0] / 2
             left = max(need_left, first - x0 + EDGE) / W
             r_need = last - x1 + EDGE
-            if t == "heatmap" and style["colorbar"]:
-                cw = max(box(s, size=tfs)[0] for s in out["cbar"]["labels"])
-                r_need = max(r_need, cw + TICK_GAP_PT * pt + EDGE)
+            if cbar_w is not None:
+                r_need = max(r_need, cbar_w + TICK_GAP_PT * pt + EDGE)
             right = 1.0 - r_need / W
-            if legend_out:
-                lw = legend_width([s["name"] for s in data["series"]], box, leg_fs, dpi)
+            if legend_w is not None:
                 # legend anchored at x = 1.01 of the axes: right*W + 0.01*(right-left)*W + lw + EDGE <= W
-                right = min(right, (W - lw - EDGE + 0.01 * left * W) / (1.01 * W))
-        ax_w = (min(right, 0.97) - left) * W
+                right = min(right, (W - legend_w - EDGE + LEGEND_GAP * left * W) / ((1 + LEGEND_GAP) * W))
+        ax_w = (min(right, MARGIN_LIMITS["right"][1]) - left) * W
         if rotation(rot, ax_w * shrink) == rot:
             break
-    out["rotate"] = rot
-    out["title_size"] = _title_size(style, title_w, ttl_fs, left * W, right * W, W)
-    out["value_labels"] = bool(style["value_labels"]) and t in ("grouped_bar", "stacked_bar", "line") and \
-        _labels_fit(data, style, horiz, (right - left) * W, (1 - top - bottom) * H, box)
-    clamp = lambda v, lo, hi: round(min(max(v, lo), hi), 3)  # noqa: E731
-    m = out["margins"] = {"left": clamp(left, 0.02, 0.5), "right": clamp(right, 0.4, 0.97),
-                          "bottom": clamp(bottom, 0.02, 0.45), "top": clamp(1 - top, 0.6, 0.98)}
-    # axis labels placed where matplotlib's auto placement would put them (beside the widest tick
-    # label): stating it saves the draw a second tick update and bbox pass per axis
-    ax_w = (m["right"] - m["left"]) * W * (1 - 0.08 if t == "heatmap" and style["colorbar"] else 1)
+    return rot, left, right, bottom, xh, yw
+
+
+def _place_axis_labels(out, ms: _Measure, m: dict, shrink: float, xh: float, yw: float, xlab, ylab) -> None:
+    """Axis label positions and (when too long for their side) smaller fonts.
+
+    Positions are where matplotlib's auto placement would put them (beside the widest tick
+    label): stating them saves the draw a second tick update and bbox pass per axis. A label
+    longer than the figure side around the axes' centre gets a smaller font."""
+    W, H = ms.W, ms.H
+    ax_w = (m["right"] - m["left"]) * W * shrink
     ax_h = (m["top"] - m["bottom"]) * H
-    gap = (TICK_GAP_PT + LABEL_PAD_PT) * pt
+    gap = (TICK_GAP_PT + LABEL_PAD_PT) * ms.pt
     out["label_coords"] = {"x": [0.5, -round((xh + gap) / ax_h, 4)], "y": [-round((yw + gap) / ax_w, 4), 0.5]}
-    # an axis label longer than the figure side around the axes' centre gets a smaller font
     out["label_size"] = {}
     for axis, text, lo_px, hi_px, side in (("x", xlab, m["left"] * W, m["left"] * W + ax_w, W),
                                            ("y", ylab, m["bottom"] * H, m["top"] * H, H)):
         if text:
             c = (lo_px + hi_px) / 2
             room = 2 * min(c - EDGE, side - EDGE - c)
-            length = box(text, size=lfs)[0]
+            length = ms.box(text, size=ms.label)[0]
             if length > room:
-                out["label_size"][axis] = max(5.0, math.floor(2 * lfs * room / length * 0.97) / 2)
-    return out
+                out["label_size"][axis] = max(MIN_LABEL_SIZE, math.floor(2 * ms.label * room / length * SHRINK_SLACK) / 2)
 
 
 def _labels_fit(data, style, horiz, ax_w, ax_h, box) -> bool:
     """Whether value labels on bars / line points can be drawn without running into each other."""
-    t, fs7 = data["chart_type"], half(style["font_size"] * 0.7)
+    t, fs7 = data["chart_type"], half(style["font_size"] * VALUE_LABEL_FONT)
     series, n = data["series"], len(data["categories"])
     lw = max(box(f"{v:.{data['decimals']}f}", size=fs7)[0] for s in series for v in s["values"])
     lh = box("0", size=fs7)[1]
@@ -342,7 +430,7 @@ def _plan_pie(data, style, out, box, top, title_w, tfs, leg_fs):
         # top/bottom labels: 1.1 r + their height must stay inside the figure and below the title
         side = min(side, (ax_h / 2 - lh) / (1.1 / 2.5))
         left, right = 0.5 - side / (2 * W), 0.5 + side / (2 * W)
-    out["title_size"] = _title_size(style, title_w, half(style["font_size"] * 1.25), left * W, right * W, W)
+    out["title_size"] = _title_size(style, title_w, half(style["font_size"] * TITLE_FONT), left * W, right * W, W)
     out["value_labels"] = False
     r3 = lambda v: round(v, 3)  # noqa: E731
     out["margins"] = {"left": r3(left), "right": r3(right), "bottom": r3(bottom), "top": r3(1 - top)}
@@ -358,7 +446,7 @@ def _title_size(style, title_w, size, left_px, right_px, W):
         room = 2 * min(c - EDGE, W - EDGE - c)
     if title_w <= room:
         return None
-    return max(5.0, math.floor(2 * size * room / title_w * 0.97) / 2)
+    return max(MIN_LABEL_SIZE, math.floor(2 * size * room / title_w * SHRINK_SLACK) / 2)
 
 
 def _hist_counts(values: Sequence[float], edges: Sequence[float]) -> list[int]:

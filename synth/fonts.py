@@ -42,8 +42,8 @@ def fast_font_lookup() -> bool:
     interpreter, without this, and compare PNG bytes). Returns whether the memo is installed (not
     with bitmap fonts installed).
     """
-    import matplotlib
-    from matplotlib import font_manager
+    import matplotlib  # noqa: PLC0415  (lazy: set up on first chart)
+    from matplotlib import font_manager  # noqa: PLC0415  (lazy: set up on first chart)
     fm = font_manager.fontManager
     if any(f.size != "scalable" for f in (*fm.ttflist, *fm.afmlist)):
         return False
@@ -77,7 +77,7 @@ def fast_font_lookup() -> bool:
 
 @functools.lru_cache(maxsize=None)
 def installed_families() -> frozenset[str]:
-    from matplotlib import font_manager
+    from matplotlib import font_manager  # noqa: PLC0415  (lazy: set up on first chart)
     return frozenset(f.name for f in font_manager.fontManager.ttflist)
 
 
@@ -104,7 +104,7 @@ def has_cjk_font() -> bool:
 @functools.lru_cache(maxsize=None)
 def font_file(family: str) -> str:
     """Path of the regular face of `family` (DejaVu Sans when not installed)."""
-    from matplotlib import font_manager
+    from matplotlib import font_manager  # noqa: PLC0415  (lazy: set up on first chart)
     prop = font_manager.FontProperties(family=family, weight="normal", style="normal")
     try:
         return font_manager.findfont(prop, fallback_to_default=False)

@@ -5,6 +5,8 @@ TABLE_REF.rows the same way. Spans are clamped so a hostile colspan cannot alloc
 """
 from __future__ import annotations
 
+import lxml.html
+
 MAX_SPAN = 50
 MAX_ROWS = 20000
 
@@ -49,7 +51,6 @@ def _owner(tr):
 
 def parse_html_tables(html: str) -> list[dict]:
     """All tables of a page: [{"rows": grid, "caption": str | None}] in document order."""
-    import lxml.html
     if not html or not html.strip():
         return []
     try:

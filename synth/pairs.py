@@ -11,6 +11,7 @@ import io
 import json
 from typing import Any
 
+import imagehash
 from PIL import Image
 
 LANGUAGE_NAMES = {"en": "English", "fr": "French", "de": "German", "es": "Spanish", "ja": "Japanese", "zh": "Chinese"}
@@ -24,7 +25,6 @@ def png_bytes(img: Image.Image, compress_level: int = 6) -> bytes:
 
 
 def phash_hex(img: Image.Image) -> str:
-    import imagehash
     return str(imagehash.phash(img))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from synth.rng import choice
+from synth.scene_draw import COLORS, SHAPES
 
 
 def noun(it: dict[str, Any]) -> str:
@@ -114,7 +115,6 @@ def scene_qa(scene: dict[str, Any], rng: np.random.Generator, max_qa: int = 6) -
         if sum(1 for o in items if bare(o) == nm) == 1:
             out.append({"question": f"Where is the {nm} in the image?", "answer": position(it), "type": "position",
                         "args": {"op": "position", "item": i}})
-    from synth.scene_draw import COLORS, SHAPES
     c, s = choice(rng, tuple(COLORS)), choice(rng, SHAPES)
     yes = any(it["kind"] == "shape" and it["shape"] == s and it["color"] == c for it in items)
     out.append({"question": f"Is there a {c} {s} in the image?", "answer": "yes" if yes else "no",

@@ -7,6 +7,7 @@ and RUN/checkpoints/latest (the name of the newest complete one).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -14,8 +15,10 @@ import uuid
 from typing import Any
 
 import torch
+from safetensors.torch import load_file, save_file, save_model
 
 from corpus.errors import CidermillError
+from training.models import build_model, config_from_dict
 
 MODEL_FILE = "model.safetensors"
 TRAINER_FILE = "trainer.pt"
@@ -28,7 +31,6 @@ def ckpt_root(run_dir: str) -> str:
 
 
 def save_model_weights(model: torch.nn.Module, directory: str) -> None:
-    from safetensors.torch import save_model
     os.makedirs(directory, exist_ok=True)
     save_model(model, os.path.join(directory, MODEL_FILE))
     with open(os.path.join(directory, CONFIG_FILE), "w") as f:
@@ -38,7 +40,6 @@ def save_model_weights(model: torch.nn.Module, directory: str) -> None:
 def save_checkpoint(run_dir: str, step: int, model_state: dict[str, torch.Tensor], model_config: dict,
                     optimizer_states: list[dict], loader_state: dict, extra: dict, keep: int = 2) -> str:
     """`optimizer_states`: one per rank (a single entry without distributed training)."""
-    from safetensors.torch import save_file
     root = ckpt_root(run_dir)
     os.makedirs(root, exist_ok=True)
     name = f"step-{step:08d}"
@@ -101,7 +102,6 @@ def check_compatible(ckpt_dir: str, model) -> None:
 
 def load_model_weights(ckpt_dir: str, model) -> None:
     """Load weights; a model holding a subset of PT-MoE tracks takes just its own tracks."""
-    from safetensors.torch import load_file
     check_compatible(ckpt_dir, model)
     try:
         saved = load_file(os.path.join(ckpt_dir, MODEL_FILE), device=str(next(model.parameters()).device))
@@ -123,8 +123,6 @@ def load_trainer_state(ckpt_dir: str) -> tuple[dict, dict[str, Any]]:
 
 def load_model_from_checkpoint(ckpt_dir: str, device: str = "cpu", **overrides):
     """Build the model a checkpoint describes and load its weights (e.g. a distillation teacher)."""
-    import dataclasses
-    from training.models import build_model, config_from_dict
     cfg = config_from_dict(read_model_config(ckpt_dir))
     if overrides:
         cfg = dataclasses.replace(cfg, **overrides)

@@ -115,12 +115,12 @@ def full_state_dict(model, ctx: DistContext) -> dict[str, torch.Tensor] | None:
 
 def wrap_data_parallel(model, ctx: DistContext, device: torch.device):
     if ctx.mode == "ddp":
-        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: PLC0415  (lazy: multi-process only)
         return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     if ctx.mode == "fsdp":
         if device.type != "cuda":
             raise ConfigError("train.parallel=fsdp needs CUDA; use ddp on CPU")
-        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.fsdp import fully_shard  # noqa: PLC0415  (lazy: multi-process only)
         for layer in getattr(model, "layers", []):
             fully_shard(layer)
         fully_shard(model)

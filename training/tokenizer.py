@@ -13,7 +13,10 @@ import json
 import os
 from typing import Iterable, Iterator
 
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
 from corpus.errors import CidermillError
+from corpus.reader import open_dataset
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>"]
 EOS = "<|endoftext|>"
@@ -21,7 +24,6 @@ TOKENIZER_FILE = "tokenizer.json"
 
 
 def _pre_tokenizer():
-    from tokenizers import pre_tokenizers
     return pre_tokenizers.Sequence([
         pre_tokenizers.Digits(individual_digits=True),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
@@ -29,7 +31,6 @@ def _pre_tokenizer():
 
 
 def new_bpe_tokenizer():
-    from tokenizers import Tokenizer, decoders, models
     tok = Tokenizer(models.BPE(unk_token=None, fuse_unk=False))
     tok.pre_tokenizer = _pre_tokenizer()
     tok.decoder = decoders.ByteLevel()
@@ -38,7 +39,6 @@ def new_bpe_tokenizer():
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int, show_progress: bool = False):
     """Train a byte-level BPE of `vocab_size` tokens (base bytes + specials + merges)."""
-    from tokenizers import pre_tokenizers, trainers
     if vocab_size < 256 + len(SPECIAL_TOKENS) + 1:
         raise CidermillError(f"--vocab {vocab_size} is too small: byte-level BPE needs at least "
                              f"{256 + len(SPECIAL_TOKENS) + 1} (256 bytes + special tokens + merges)")
@@ -63,7 +63,6 @@ def save_tokenizer(tok, out_dir: str, meta: dict | None = None) -> str:
 
 def load_tokenizer(path: str):
     """Load from a tokenizer directory (tokenizer.json inside) or the json file itself."""
-    from tokenizers import Tokenizer
     file = os.path.join(path, TOKENIZER_FILE) if os.path.isdir(path) else path
     if not os.path.exists(file):
         raise CidermillError(f"{file}: no tokenizer here (train one with `cidermill tokenizer train`)")
@@ -87,7 +86,6 @@ def extend_tokenizer(base, texts: Iterable[str], add: int, show_progress: bool =
     """
     if add <= 0:
         raise CidermillError("--add must be positive")
-    from tokenizers import Tokenizer
     vocab, merges = _bpe_state(base)
     learner = train_tokenizer(texts, vocab_size=len(vocab) + add * 4 + 300, show_progress=show_progress)
     _, new_merges = _bpe_state(learner)
@@ -122,7 +120,6 @@ def token_pieces(base, token: str) -> list[int]:
 
 
 def iter_texts(dataset_dir: str, column: str = "text", limit: int | None = None) -> Iterator[str]:
-    from corpus.reader import open_dataset
     ds = open_dataset(dataset_dir)
     if column not in ds.schema.names:
         raise CidermillError(f"{dataset_dir}: no `{column}` column (columns: {ds.schema.names})")

@@ -27,7 +27,10 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+import yaml
+
 from corpus.errors import ConfigError
+from training.vision.run_config import parse_vision
 
 
 @dataclass
@@ -148,7 +151,6 @@ def parse_config(raw: Any) -> TrainConfig:
         vision=raw.get("vision"),
     )
     if cfg.vision is not None:
-        from training.vision.run_config import parse_vision
         parse_vision(cfg.vision)  # checked at load like every other section
     mix = []
     if not isinstance(cfg.data.mixture, list) or not cfg.data.mixture:
@@ -200,7 +202,6 @@ def load_config(path: str) -> TrainConfig:
         if path.endswith(".json"):
             raw = json.loads(text)
         else:
-            import yaml
             raw = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise ConfigError(f"{path}: unreadable config ({type(e).__name__}: {str(e).splitlines()[0]})") from None

@@ -14,11 +14,12 @@ import torch
 
 from corpus.errors import CidermillError
 from training import checkpoint as ck
+from training.models import build_model
+from training.vocab_extension import grow_model_vocab
 
 
 @torch.no_grad()
 def upcycle_model(dense, n_experts: int, every: int = 2, top_k: int = 2, seed: int = 0):
-    from training.models import build_model
     cfg = dense.config
     if cfg.arch != "dense":
         raise CidermillError(f"upcycling needs a dense checkpoint, got arch={cfg.arch}")
@@ -61,7 +62,6 @@ def upcycle_checkpoint(dense_dir: str, out_dir: str, n_experts: int, every: int 
 
 def extend_checkpoint(model_dir: str, out_dir: str, base_tokenizer, new_tokens: list[str]) -> str:
     """Grow a checkpoint's embedding for an extended tokenizer (see training/vocab_extension.py)."""
-    from training.vocab_extension import grow_model_vocab
     model = ck.load_model_from_checkpoint(model_dir)
     grow_model_vocab(model, base_tokenizer, new_tokens)
     ck.save_model_weights(model, out_dir)

@@ -1,6 +1,8 @@
 """`cidermill crawl`: a polite, robots.txt-respecting crawl (or a WARC import) into a pages dataset."""
 from __future__ import annotations
 
+from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN, agent_string
+
 HELP = "crawl seed URLs (robots.txt, politeness, headless rendering) or import WARC files into a pages dataset"
 DESCRIPTION = (
     "Crawl the web from --seeds in waves (each wave a Beam pipeline) into OUT/pages (a shard dataset, "
@@ -45,9 +47,9 @@ def configure(p):
     p.add_argument("--allow-private", action="store_true",
                    help="allow addresses that are not globally routable: private, loopback, link-local, carrier-grade "
                         "NAT, 6to4 ... (the demo site, tests)")
-    p.add_argument("--user-agent", default="CiderBot", help="robots.txt product token (default CiderBot)")
-    p.add_argument("--optout-token", default="CiderBot-Extended",
-                   help="robots.txt token whose Disallow marks pages training_allowed=false (default CiderBot-Extended)")
+    p.add_argument("--user-agent", default=BOT_TOKEN, help=f"robots.txt product token (default {BOT_TOKEN})")
+    p.add_argument("--optout-token", default=OPTOUT_TOKEN,
+                   help=f"robots.txt token whose Disallow marks pages training_allowed=false (default {OPTOUT_TOKEN})")
     p.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host (default 1)")
     p.add_argument("--ignore-crawl-delay", action="store_true", help="do not honour robots.txt Crawl-delay")
     p.add_argument("--max-crawl-delay", type=float, default=10.0, help="cap on an honoured Crawl-delay (s)")
@@ -119,7 +121,7 @@ def run(args, beam_args) -> int:
     if args.delay < 0 or args.timeout <= 0 or args.max_bytes <= 0 or args.render_max_bytes <= 0:
         raise ConfigError("--delay must be >= 0, --timeout, --max-bytes and --render-max-bytes > 0")
     cc = CrawlConfig(user_agent=args.user_agent, optout_token=args.optout_token,
-                     agent_string=f"{args.user_agent}/0.1 (cidermill)", honour_crawl_delay=not args.ignore_crawl_delay,
+                     agent_string=agent_string(args.user_agent), honour_crawl_delay=not args.ignore_crawl_delay,
                      max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
                      render_max_bytes=args.render_max_bytes,

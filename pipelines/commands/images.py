@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from crawl.identity import BOT_TOKEN
+
 HELP = "build image-text pairs and interleaved documents from a pages dataset (fetch, check, dedup, CLIP filter)"
 DESCRIPTION = (
     "Read a PAGES dataset (from `cidermill crawl`), fetch every referenced image through the crawler's rules "
@@ -77,7 +79,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     f.add_argument("--allow-private", action="store_true", help="allow private/loopback addresses (demo, tests)")
     f.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host")
     f.add_argument("--fetch-timeout", type=float, default=20.0, help="wall-clock cap per image download")
-    f.add_argument("--user-agent", default="CiderBot", help="robots.txt product token")
+    f.add_argument("--user-agent", default=BOT_TOKEN, help="robots.txt product token")
     p.add_argument("--overwrite", action="store_true", help="replace different datasets in --out")
 
 

@@ -49,11 +49,23 @@ def test_tables_links_and_bad_links():
 
 
 def test_bad_html_never_raises():
-    for html in ["", "   ", "\x00\x00garbage", "<html><body><p>unclosed <b>tags <table><tr><td>x",
-                 '<?xml version="1.0" encoding="ISO-8859-1"?><html><body><p>xml decl</p></body></html>',
-                 "<p>" + "<div>" * 5000 + "deep" + "</div>" * 5000, "\ufffd" * 1000]:
+    """Bad input gives the text that is there (never markup, NULs or U+FFFD) or a named error."""
+    cases = [  # html, words the text may hold, words it must hold, error
+        ("", set(), set(), "unparseable_html"),
+        ("   ", set(), set(), "unparseable_html"),
+        ("\x00\x00garbage", {"garbage"}, {"garbage"}, None),
+        ("<html><body><p>unclosed <b>tags <table><tr><td>x", {"unclosed", "tags", "x"}, {"x"}, None),
+        ('<?xml version="1.0" encoding="ISO-8859-1"?><html><body><p>xml decl</p></body></html>',
+         {"xml", "decl"}, {"xml", "decl"}, None),
+        ("<p>" + "<div>" * 5000 + "deep" + "</div>" * 5000, {"deep"}, {"deep"}, "deep_nesting_flattened"),
+        ("\ufffd" * 1000, set(), set(), "no_visible_text"),
+    ]
+    for html, may, must, error in cases:
         ex = extract_page(html, "http://x.test/")
-        assert isinstance(ex.text, str)
+        words = set(ex.text.split())
+        assert must <= words <= may, (html[:40], ex.text[:80])
+        assert ex.error == error, (html[:40], ex.error)
+        assert ex.images == [] and ex.outlinks == [] and ex.tables == []
 
 
 def test_table_grid_pads_ragged_rows():

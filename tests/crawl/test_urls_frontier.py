@@ -1,7 +1,15 @@
 """URL canonicalisation, trap heuristics, priorities and the frontier's budgets (pure Python)."""
 from crawl.frontier import Frontier, FrontierConfig, url_template
 from crawl.priority import priority, trap_reason
-from crawl.urls import canonicalize, try_canonicalize
+from crawl.urls import authority_of, canonicalize, hostname_of, try_canonicalize
+
+
+def test_authority_keeps_the_port_hostname_does_not():
+    """Politeness and the `host` column work per host:port; domain rules match the bare name."""
+    url = canonicalize("http://Shop.Example.COM.:8080/a")
+    assert authority_of(url) == "shop.example.com:8080" and hostname_of(url) == "shop.example.com"
+    assert authority_of(canonicalize("https://example.com:443/")) == "example.com"  # default port dropped
+    assert hostname_of("http://[::1]:80/") == "::1" and hostname_of("http://[broken/") == ""
 
 
 def test_canonicalize_normalises_every_spelling_to_one():

@@ -30,7 +30,7 @@ BASE = "http://golden.archive.invalid"
 
 # relative path -> sha256, recorded from the old pipeline (see the module docstring)
 GOLDEN = {
-    'interleaved/_report/stats.json': '4a011f3ee527ccb8eeb6d6132695209cba229b45a57a68906d81ea4cd89efead',
+    'interleaved/_report/stats.json': '355f855c81b5a1065e28e1131ebd20f0dc73be8cd8274e9e8c5aad60c63ed976',  # config.fetch.agent_string: the crawler's one identity (crawl/identity.py)
     'interleaved/part-00000.arrow': 'e6031f2813defbc5ab8c6893300ce85c492ee5ca969d0a1553b37c14765b82b7',
     'pairs/_report/dropped/alt_empty.jsonl': 'c292519148573442cf0bb4d96adf2eaffabc2dfdf5c0cc130d1d14cbce7087d3',
     'pairs/_report/dropped/alt_filename.jsonl': 'f616d13fbcc39be3b7b05b94328382c5ed713956a307f4a4b43e12c6ca1bd981',
@@ -66,7 +66,7 @@ GOLDEN = {
     'pairs/_report/plots/sheet_image_truncated.png': 'dfd1b7b58d514a8f0187ba6e137ec87d2d4bc438a12620ecf9c879a721da696d',
     'pairs/_report/plots/sheet_kept.png': '4327b43215fe2e8f067646a4fbc9777e22923eb17eb969a5485b23c5a8ecc7d6',
     'pairs/_report/plots/sheet_page_training_optout.png': 'a78a40e8968c02309feb613557f6a45176d9dae1d860288c11138c29061750a2',
-    'pairs/_report/stats.json': 'db1e5003cfbee8761b1e0a76e59f8080310e3144de92afa4bb6e5787be1e236d',
+    'pairs/_report/stats.json': 'b23e5bf527a9e3e71a69c356ac44a7eb359ed86b51b02d09420e2261eaf169d6',  # likewise
     'pairs/part-00000.arrow': 'f44dd6f5f9633d3ace07ab062dbe9c9e409d738b71757d468aacbf0f662bbffa',
 }
 

@@ -149,7 +149,49 @@ def test_moe_is_dropless_and_matches_per_token_loop():
             for j in range(2)) + moe.shared(xf[n])[0]
         for n in range(xf.shape[0])])
     torch.testing.assert_close(y.reshape(-1, 128), want, rtol=1e-4, atol=1e-5)
-    assert aux.dim() == 0 and aux.item() > 0
+    assert aux.dim() == 0
+
+
+def test_moe_aux_loss_is_the_switch_formula():
+    """aux = a * E * sum_e f_e * P_e + z * mean_n logsumexp(logits_n)^2, with f_e the share of the
+    N*k assignments that go to expert e and P_e the mean router probability of e (Switch
+    Transformer eq. 4, top-k counted per assignment), written out here token by token."""
+    torch.manual_seed(1)
+    E, k, a, z = 4, 2, 0.01, 0.001
+    moe = MoE(small(moe_every=1, n_experts=E, top_k=k, router_aux_coef=a, router_z_coef=z))
+    torch.nn.init.normal_(moe.router.weight, std=0.3)
+    x = torch.randn(2, 7, 128)
+    _, aux = moe(x)
+    logits = (x.reshape(-1, 128) @ moe.router.weight.T).double()
+    N = logits.shape[0]
+    probs = [[float(v) for v in torch.softmax(row, 0)] for row in logits]
+    chosen = [sorted(range(E), key=lambda e: -p[e])[:k] for p in probs]
+    f = [sum(e in c for c in chosen) / (N * k) for e in range(E)]
+    P = [sum(p[e] for p in probs) / N for e in range(E)]
+    lse = [float(torch.logsumexp(row, 0)) for row in logits]
+    want = a * E * sum(fe * pe for fe, pe in zip(f, P)) + z * sum(v * v for v in lse) / N
+    assert aux.item() == pytest.approx(want, rel=1e-4)
+
+
+def test_moe_aux_loss_is_least_at_uniform_routing():
+    """With router probabilities that agree with the assignments, the balance term is E * sum f_e^2:
+    over every way of sending 8 tokens to 4 experts it is least (1.0) when each expert gets 2, and
+    largest (E) when one expert gets all of them."""
+    E, N = 4, 8
+    moe = MoE(small(moe_every=1, n_experts=E, top_k=1, router_aux_coef=1.0, router_z_coef=0.0))
+    values = {}
+    for c0 in range(N + 1):
+        for c1 in range(N + 1 - c0):
+            for c2 in range(N + 1 - c0 - c1):
+                counts = (c0, c1, c2, N - c0 - c1 - c2)
+                idx = torch.tensor([e for e, c in enumerate(counts) for _ in range(c)])[:, None]
+                logits = 30.0 * F.one_hot(idx[:, 0], E).float()  # each token's probability ~1 on its expert
+                values[counts] = moe.aux_loss(logits, torch.softmax(logits, -1), idx).item()
+    assert len(values) == 165
+    best = min(values, key=values.get)
+    assert best == (2, 2, 2, 2) and values[best] == pytest.approx(1.0, abs=1e-6)
+    assert sorted(values.values())[1] == pytest.approx(1.125)  # one token moved: 4 * (9 + 1 + 4 + 4) / 64
+    assert max(values.values()) == pytest.approx(E, abs=1e-6) and values[(8, 0, 0, 0)] == max(values.values())
 
 
 def test_moe_aux_loss_balanced_value():

@@ -8,8 +8,10 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-import xxhash
+import torch
+from PIL import Image
 
+from corpus.buckets import bucket_of
 from corpus.errors import CidermillError
 from corpus.reader import ShardDataset
 
@@ -26,7 +28,7 @@ class PairSplit:
 
 
 def is_heldout(pair_id: str, frac: float) -> bool:
-    return (xxhash.xxh64_intdigest(pair_id.encode("utf-8")) % 10_000) < int(round(frac * 10_000))
+    return bucket_of(pair_id, 10_000) < int(round(frac * 10_000))
 
 
 def read_pairs(dirs: list[str], max_rows: int | None = None) -> list[tuple[str, bytes, str]]:
@@ -53,9 +55,6 @@ def read_pairs(dirs: list[str], max_rows: int | None = None) -> list[tuple[str, 
 
 def load_split(dirs: list[str], preprocess, tokenizer, heldout: float = 0.1, max_rows: int | None = 20000,
                max_heldout: int = 1000) -> PairSplit:
-    import torch  # noqa: PLC0415
-    from PIL import Image  # noqa: PLC0415
-
     rows = read_pairs(dirs, max_rows)
     tr_i, tr_t, ho_i, ho_t, tr_id, ho_id, skipped = [], [], [], [], [], [], 0
     for pid, blob, text in rows:

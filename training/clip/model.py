@@ -13,12 +13,19 @@ open_clip's own `load_checkpoint` (which also converts OpenAI / timm / big_visio
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import threading
 from typing import Any
 
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
 from corpus.errors import ConfigError
+from training.clip.vision_tower import attach
+from training.vision.config import vision_config_from_dict
 
 CONFIG_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cidermill-tiny-clip.json")
 DEFAULT_MODEL = "cidermill-tiny-clip"
@@ -32,7 +39,7 @@ def register_configs() -> None:
     global _REGISTERED
     with _LOCK:
         if not _REGISTERED:
-            import open_clip  # noqa: PLC0415
+            import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
             open_clip.add_model_config(CONFIG_FILE)
             _REGISTERED = True
@@ -40,7 +47,7 @@ def register_configs() -> None:
 
 def register_config(name: str, cfg: dict[str, Any]) -> None:
     """Register one architecture from a dict (a checkpoint's embedded config) under `name`."""
-    import open_clip  # noqa: PLC0415
+    import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
     register_configs()
     if open_clip.get_model_config(name) == cfg:
@@ -53,7 +60,7 @@ def register_config(name: str, cfg: dict[str, Any]) -> None:
 
 
 def model_config(name: str) -> dict[str, Any]:
-    import open_clip  # noqa: PLC0415
+    import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
     register_configs()
     cfg = open_clip.get_model_config(name)
@@ -64,9 +71,7 @@ def model_config(name: str) -> dict[str, Any]:
 
 def build(name: str = DEFAULT_MODEL, device: str = "cpu"):
     """(model, preprocess, tokenizer) with random weights; preprocess is open_clip's eval transform."""
-    import logging  # noqa: PLC0415
-
-    import open_clip  # noqa: PLC0415
+    import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
     model_config(name)
     logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))  # "no pretrained weights"
@@ -79,7 +84,6 @@ def read_metadata(path: str) -> dict[str, str]:
     """The safetensors metadata of a checkpoint ({} for other formats)."""
     if not str(path).endswith(".safetensors"):
         return {}
-    from safetensors import safe_open  # noqa: PLC0415
 
     try:
         with safe_open(path, framework="pt") as f:
@@ -102,9 +106,6 @@ def checkpoint_threshold(path: str | None) -> float | None:
 
 def save_checkpoint(model, path: str, name: str, extra: dict[str, Any] | None = None, half: bool = True) -> str:
     """Write the model as safetensors (fp16 by default: the tiny model stays under 20 MB)."""
-    import torch  # noqa: PLC0415
-    from safetensors.torch import save_file  # noqa: PLC0415
-
     state = {}
     for k, v in model.state_dict().items():
         v = v.detach().to("cpu")
@@ -125,8 +126,6 @@ def load_clip(name: str | None = None, checkpoint: str | None = None, device: st
 
     `name` may be omitted for cidermill checkpoints (the architecture is in their metadata).
     Without a checkpoint the model keeps its random init (benchmarks only)."""
-    import torch  # noqa: PLC0415
-
     meta: dict[str, str] = {}
     if checkpoint is not None:
         if not os.path.isfile(checkpoint):
@@ -147,8 +146,6 @@ def load_clip(name: str | None = None, checkpoint: str | None = None, device: st
     model, preprocess, tokenizer = build(name, device="cpu")
     vision = json.loads(meta.get("extra") or "{}").get("vision_encoder") if meta else None
     if vision:  # trained with `train-clip --vision`: a training.vision encoder as the image tower
-        from training.clip.vision_tower import attach  # noqa: PLC0415
-        from training.vision.config import vision_config_from_dict  # noqa: PLC0415
         model, preprocess = attach(model, vision_config_from_dict(vision))
     if checkpoint is not None:
         try:
@@ -158,7 +155,7 @@ def load_clip(name: str | None = None, checkpoint: str | None = None, device: st
                 state = {k: (v.float() if v.is_floating_point() else v) for k, v in load_file(checkpoint).items()}
                 model.load_state_dict(state, strict=True)
             else:
-                import open_clip  # noqa: PLC0415
+                import open_clip  # noqa: PLC0415  (lazy: seconds to import)
 
                 open_clip.load_checkpoint(model, checkpoint, strict=True, weights_only=True)
         except (RuntimeError, KeyError, ValueError, OSError, EOFError, AssertionError) as e:

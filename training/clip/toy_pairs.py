@@ -9,6 +9,12 @@ import hashlib
 import io
 
 import numpy as np
+import pyarrow as pa
+from PIL import Image, ImageDraw
+
+from corpus.provenance import make_provenance
+from corpus.schemas import PAIRS
+from corpus.writer import write_dataset
 
 COLORS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (30, 70, 220), "yellow": (240, 210, 20),
           "purple": (140, 40, 170), "orange": (245, 130, 20), "black": (20, 20, 20), "white": (250, 250, 250)}
@@ -17,8 +23,6 @@ BACKS = {"gray": (128, 128, 128), "light blue": (190, 220, 250), "beige": (235, 
 
 
 def draw_pair(rng: np.random.Generator, size: int = 96) -> tuple[bytes, str]:
-    from PIL import Image, ImageDraw  # noqa: PLC0415
-
     color = list(COLORS)[int(rng.integers(len(COLORS)))]
     shape = SHAPES[int(rng.integers(len(SHAPES)))]
     back = list(BACKS)[int(rng.integers(len(BACKS)))]
@@ -48,10 +52,6 @@ def draw_pair(rng: np.random.Generator, size: int = 96) -> tuple[bytes, str]:
 
 
 def toy_pairs_table(n: int, seed: int = 0, size: int = 96):
-    import pyarrow as pa  # noqa: PLC0415
-
-    from corpus.schemas import PAIRS  # noqa: PLC0415
-
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(n):
@@ -65,9 +65,6 @@ def toy_pairs_table(n: int, seed: int = 0, size: int = 96):
 
 
 def write_toy_pairs(out_dir: str, n: int, seed: int = 0, size: int = 96, overwrite: bool = False) -> str:
-    from corpus.provenance import make_provenance  # noqa: PLC0415
-    from corpus.writer import write_dataset  # noqa: PLC0415
-
     prov = make_provenance("pairs", {"toy_shapes": n, "seed": seed, "size": size}, [])
     write_dataset(out_dir, "pairs", toy_pairs_table(n, seed, size), prov, overwrite=overwrite)
     return out_dir

@@ -13,16 +13,19 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
+import numpy as np
+import open_clip
+import torch
+
 from training.clip.data import load_split
 from training.clip.metrics import retrieval_metrics
 from training.clip.model import DEFAULT_MODEL, build, save_checkpoint
+from training.clip.vision_tower import attach
+from training.vision.config import get_vision_preset
 
 
 def embed(model, images, texts, batch_size: int = 256):
     """L2-normalised (image, text) embeddings as numpy arrays, in eval mode, no grad."""
-    import numpy as np  # noqa: PLC0415
-    import torch  # noqa: PLC0415
-
     was_training = model.training
     model.eval()
     ims, txs = [], []
@@ -50,16 +53,6 @@ def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
     return lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, t)))
 
 
-def _optimizer(model, lr: float, weight_decay: float):
-    """AdamW with CLIP's betas; weight decay on matrices only (not on embeddings, norms, biases)."""
-    import torch  # noqa: PLC0415
-
-    decay = [p for nm, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in nm]
-    no_decay = [p for nm, p in model.named_parameters() if not (p.ndim >= 2 and "embedding" not in nm)]
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.98), eps=1e-6)
-
-
 def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300, seed: int = 0,
                model_name: str = DEFAULT_MODEL, batch_size: int = 64, lr: float = 1e-3, weight_decay: float = 0.1,
                warmup: int = 20, heldout: float = 0.1, max_rows: int | None = 10000,
@@ -71,10 +64,6 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
 
     Returns {"model", "steps", "train_pairs", "heldout_pairs", "before": metrics, "after": metrics,
     "loss_first", "loss_last", "seconds", "checkpoint"}; also written to `<out_path>.metrics.json`."""
-    import numpy as np  # noqa: PLC0415
-    import open_clip  # noqa: PLC0415
-    import torch  # noqa: PLC0415
-
     dirs = [pairs_dirs] if isinstance(pairs_dirs, str) else list(pairs_dirs)
     if threads:
         torch.set_num_threads(threads)
@@ -83,8 +72,6 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
     model, preprocess, tokenizer = build(model_name)
     vcfg = None
     if vision:
-        from training.clip.vision_tower import attach  # noqa: PLC0415
-        from training.vision.config import get_vision_preset  # noqa: PLC0415
         vcfg = get_vision_preset(vision)
         model, preprocess = attach(model, vcfg)
     split = load_split(dirs, preprocess, tokenizer, heldout=heldout, max_rows=max_rows)
@@ -93,10 +80,47 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
         log(f"train-clip: {model_name}{f' with a {vision} image tower' if vision else ''}, {n} training pairs, {len(split.held_ids)} held out"
             f"{f', {split.skipped} undecodable skipped' if split.skipped else ''}; {steps} steps of {batch_size}")
     before = evaluate(model, split.held_images, split.held_texts, seed)
+    bs = min(batch_size, n)
+    losses = _train(model, split, steps, bs, lr, weight_decay, warmup, seed, log)
+    after = evaluate(model, split.held_images, split.held_texts, seed)
+    head = losses[: max(1, min(10, len(losses)))]
+    tail = losses[-max(1, min(10, len(losses))):]
+    result: dict[str, Any] = {
+        "model": model_name, "steps": steps, "batch_size": bs, "seed": seed, "lr": lr,
+        "train_pairs": n, "heldout_pairs": len(split.held_ids), "skipped": split.skipped,
+        "before": before, "after": after,
+        "loss_first": float(np.mean(head)) if losses else None, "loss_last": float(np.mean(tail)) if losses else None,
+        "inputs": [os.path.abspath(d) for d in dirs], "seconds": round(time.time() - t0, 1),
+    }
+    if vcfg is not None:
+        result["vision_encoder"] = vcfg.to_dict()
+    save_checkpoint(model, out_path, model_name, extra=result)
+    result["checkpoint"] = os.path.abspath(out_path)
+    with open(out_path + ".metrics.json", "w") as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+    if log:
+        log("train-clip: held-out " + ", ".join(f"{k} {after[k]:.3f}" for k in
+            ("i2t_recall@1", "i2t_recall@5", "t2i_recall@1", "t2i_recall@5", "roc_auc_matched_vs_shuffled")
+            if k in after) + f" (random init AUC {before.get('roc_auc_matched_vs_shuffled', float('nan')):.3f})")
+    return result
+
+
+def _optimizer(model, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW as open_clip trains: weight decay on matrices only (not on gains, biases, embeddings)."""
+    decay = [p for nm, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in nm]
+    no_decay = [p for nm, p in model.named_parameters() if not (p.ndim >= 2 and "embedding" not in nm)]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.98), eps=1e-6)
+
+
+def _train(model, split, steps: int, bs: int, lr: float, weight_decay: float, warmup: int, seed: int,
+           log: Callable[[str], None] | None) -> list[float]:
+    """`steps` optimiser steps on batches of `bs` training pairs, each epoch in a fresh seeded
+    order; the loss of every step. The logit scale stays within CLIP's clamp (at most 100)."""
     opt = _optimizer(model, lr, weight_decay)
     loss_fn = open_clip.ClipLoss()
     rng = np.random.default_rng(seed)
-    bs = min(batch_size, n)
+    n = len(split.train_ids)
     order = rng.permutation(n)
     pos = 0
     losses: list[float] = []
@@ -119,24 +143,4 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
         losses.append(float(loss.detach()))
         if log and (step + 1) % max(1, steps // 10) == 0:
             log(f"train-clip: step {step + 1}/{steps} loss {np.mean(losses[-max(1, steps // 10):]):.4f}")
-    after = evaluate(model, split.held_images, split.held_texts, seed)
-    result: dict[str, Any] = {
-        "model": model_name, "steps": steps, "batch_size": bs, "seed": seed, "lr": lr,
-        "train_pairs": n, "heldout_pairs": len(split.held_ids), "skipped": split.skipped,
-        "before": before, "after": after,
-        "loss_first": float(np.mean(losses[: max(1, min(10, len(losses)))])) if losses else None,
-        "loss_last": float(np.mean(losses[-max(1, min(10, len(losses))):])) if losses else None,
-        "inputs": [os.path.abspath(d) for d in dirs], "seconds": round(time.time() - t0, 1),
-    }
-    if vcfg is not None:
-        result["vision_encoder"] = vcfg.to_dict()
-    save_checkpoint(model, out_path, model_name, extra=result)
-    result["checkpoint"] = os.path.abspath(out_path)
-    with open(out_path + ".metrics.json", "w") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
-    if log:
-        a = after
-        log("train-clip: held-out " + ", ".join(f"{k} {a[k]:.3f}" for k in
-            ("i2t_recall@1", "i2t_recall@5", "t2i_recall@1", "t2i_recall@5", "roc_auc_matched_vs_shuffled")
-            if k in a) + f" (random init AUC {before.get('roc_auc_matched_vs_shuffled', float('nan')):.3f})")
-    return result
+    return losses

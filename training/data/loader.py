@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
+import torch
 
 from corpus.errors import ConfigError
 from training.data.token_source import TokenSource
@@ -119,7 +120,6 @@ class PackedLoader:
                 yield s
 
     def next_batch(self) -> dict[str, Any]:
-        import torch
         T = self.seq_len
         toks = np.empty((self.batch_size, T + 1), dtype=np.int64)
         docs = np.empty((self.batch_size, T + 1), dtype=np.int64)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import xxhash
 
+from corpus.buckets import bucket_of
 from corpus.errors import ShardError
 from corpus.reader import ShardDataset
 from corpus.verify import verify_dataset
@@ -40,7 +40,7 @@ class TokenSource:
             keep = np.ones(len(offsets) - 1, dtype=bool)
             if holdout_permille:
                 ids = batch.column(1).to_pylist()
-                held = np.array([xxhash.xxh64_intdigest(d.encode()) % 1000 < holdout_permille for d in ids])
+                held = np.array([bucket_of(d, 1000) < holdout_permille for d in ids])
                 keep = held if split == "eval" else ~held
             lens = np.diff(offsets)
             keep &= lens > 0

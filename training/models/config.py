@@ -21,9 +21,9 @@ import dataclasses
 from dataclasses import dataclass, fields
 
 from corpus.errors import CidermillError, ConfigError
+from training.kernels.ops import IMPLS as KERNEL_IMPLS
 
 ARCHS = ("dense", "ondevice", "ptmoe")
-KERNEL_IMPLS = ("auto", "triton", "reference")
 
 
 class SequenceTooLongError(CidermillError, ValueError):

@@ -7,11 +7,10 @@ import dataclasses
 import torch
 
 from training.models.config import ModelConfig
+from training.models.registry import build_model
 
 
 def _meta_model(cfg: ModelConfig):
-    from training.models.registry import build_model
-
     with torch.device("meta"):
         return build_model(cfg)
 

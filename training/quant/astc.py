@@ -25,6 +25,7 @@ import tempfile
 
 import numpy as np
 import torch
+from PIL import Image
 
 from corpus.errors import CidermillError
 
@@ -48,8 +49,6 @@ def _run(args: list[str]) -> None:
 def compress_matrix(w: torch.Tensor, workdir: str, scaling: str = "row", quality: str = "-thorough",
                     threads: int = 1) -> tuple[torch.Tensor, dict]:
     """``(w_hat, info)``: the weight after an ASTC round trip, with bytes and error."""
-    from PIL import Image
-
     exe = astcenc()
     wf = w.detach().float().cpu()
     if scaling == "row":

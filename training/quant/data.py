@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from training.data.token_source import TokenSource
+
 
 def token_array(directory: str, split: str = "train", holdout_permille: int = 0) -> np.ndarray:
     """All tokens of a token dataset (one split of it when ``holdout_permille`` > 0), concatenated."""
-    from training.data.token_source import TokenSource
-
     src = TokenSource(directory, holdout_permille=holdout_permille, split=split)
     return np.concatenate([src.doc_tokens(i) for i in range(src.num_docs)]).astype(np.int64)
 

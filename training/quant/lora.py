@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import warnings
 
 import torch
 import torch.nn as nn
+from safetensors.torch import load_file, save_file
 
 from corpus.errors import CidermillError
+from training.models import build_model
 from training.models.fingerprint import BASE_FILE, base_fingerprint, base_state
 from training.quant.fake_quant import DECODER_LINEARS
 
@@ -31,14 +35,14 @@ ADAPTER_NAME = "default"
 
 
 def lora_config(rank: int = 32, alpha: int = 16, targets=DECODER_LINEARS, dropout: float = 0.0):
-    from peft import LoraConfig
+    from peft import LoraConfig  # noqa: PLC0415  (lazy: heavy, LoRA only)
     return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, bias="none",
                       target_modules=[t.split(".")[-1] for t in targets])
 
 
 def add_lora(model: nn.Module, rank: int = 32, alpha: int = 16, targets=DECODER_LINEARS) -> nn.Module:
     """Freeze the base and inject trainable LoRA A/B into the targeted Linears (in place)."""
-    from peft import inject_adapter_in_model
+    from peft import inject_adapter_in_model  # noqa: PLC0415  (lazy: heavy, LoRA only)
 
     fingerprint = base_fingerprint(model)
     for p in model.parameters():
@@ -59,10 +63,7 @@ def save_adapter(model: nn.Module, out_dir: str, adapter_name: str = ADAPTER_NAM
                  base: dict | None = None) -> str:
     """Write one adapter of ``model`` in the agreed format, atomically (a temporary directory renamed
     into place). ``base``: the base's fingerprint (default: the one ``add_lora`` recorded)."""
-    import shutil
-
-    from peft import get_peft_model_state_dict
-    from safetensors.torch import save_file
+    from peft import get_peft_model_state_dict  # noqa: PLC0415  (lazy: heavy, LoRA only)
 
     base = base if base is not None else model.cidermill_base
     tmp = out_dir.rstrip("/") + ".tmp"
@@ -82,8 +83,7 @@ def save_adapter(model: nn.Module, out_dir: str, adapter_name: str = ADAPTER_NAM
 def read_adapter(adapter_dir: str, have: dict):
     """The adapter's peft config and tensors (keys as peft's state-dict setter wants them), after
     checking that it was trained for the base whose fingerprint is ``have``."""
-    from peft import LoraConfig
-    from safetensors.torch import load_file
+    from peft import LoraConfig  # noqa: PLC0415  (lazy: heavy, LoRA only)
 
     base_file = os.path.join(adapter_dir, BASE_FILE)
     if not all(os.path.exists(os.path.join(adapter_dir, f))
@@ -103,9 +103,7 @@ def read_adapter(adapter_dir: str, have: dict):
 
 def inject_saved(model: nn.Module, cfg, state: dict, adapter_name: str, where: str) -> nn.Module:
     """Add one read adapter to ``model`` under ``adapter_name``; refuse tensors with no place."""
-    import warnings
-
-    from peft import inject_adapter_in_model, set_peft_model_state_dict
+    from peft import inject_adapter_in_model, set_peft_model_state_dict  # noqa: PLC0415  (lazy: heavy)
 
     with warnings.catch_warnings():  # "already found a peft_config": several adapters on one base is fine
         warnings.filterwarnings("ignore", message="Already found a `peft_config`")
@@ -131,8 +129,6 @@ def load_adapter(model: nn.Module, adapter_dir: str) -> nn.Module:
 @torch.no_grad()
 def merged_copy(model: nn.Module) -> nn.Module:
     """A plain float model (same class and config) with every adapter folded into its weights."""
-    from training.models import build_model
-
     plain = build_model(model.config)
     base = base_state(model)
     mods = dict(model.named_modules())

@@ -25,10 +25,14 @@ import os
 import struct
 
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
 from corpus.errors import CidermillError
+from training.models import build_model, config_from_dict
 from training.quant.fake_quant import kind_of
 from training.quant.grid import QuantizedWeight
+from training.quant.packed_linear import PackedLinear2
 
 FORMAT = "cidermill.packed/1"
 META_KEY = "cidermill_packed"
@@ -57,8 +61,6 @@ def save_packed(path: str, config: dict, qweights: dict[str, QuantizedWeight],
     """Write the packed file atomically. ``float_tensors``: every non-quantised tensor to keep,
     cast to ``float_dtype`` if given (e.g. bf16 for a float embedding; the default keeps their
     dtype, which keeps the round trip exact)."""
-    from safetensors.torch import save_file
-
     tensors, header = {}, {}
     for name, q in qweights.items():
         tensors[f"{name}.codes"] = pack(q.codes, q.bits)
@@ -80,7 +82,6 @@ def save_packed(path: str, config: dict, qweights: dict[str, QuantizedWeight],
 
 
 def read_header(path: str) -> dict:
-    from safetensors import safe_open
     try:
         with safe_open(path, framework="pt") as f:
             meta = f.metadata() or {}
@@ -103,10 +104,6 @@ def _check(path: str, name: str, t: torch.Tensor, dtype: torch.dtype, shape: lis
 def load_packed(path: str, device: str = "cpu", keep_packed: bool = False):
     """``(model, header)``: a plain float model holding the dequantised weights; with
     ``keep_packed`` its 2-bit Linears are ``PackedLinear2`` modules holding the codes instead."""
-    from safetensors.torch import load_file
-
-    from training.models import build_model, config_from_dict
-
     header = read_header(path)
     tensors = load_file(path)
     model = build_model(config_from_dict(header["config"]))
@@ -151,7 +148,6 @@ def load_packed(path: str, device: str = "cpu", keep_packed: bool = False):
         raise CidermillError(f"{path}: tensors not described by the header: {extra[:3]}")
     model.load_state_dict(state, strict=True)
     if packed_linears:
-        from training.quant.packed_linear import PackedLinear2
         for mod_name, (codes, scale, group) in packed_linears.items():
             parent_name, _, attr = mod_name.rpartition(".")
             setattr(model.get_submodule(parent_name), attr,

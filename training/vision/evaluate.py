@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import torch
 
+from training.data.loader import PackedLoader
 from training.vision.samples import EvalItem
 
 
@@ -62,7 +63,6 @@ def answer_accuracy(vlm, items: list[EvalItem], tokenizer, eos: int, max_new: in
 
 @torch.no_grad()
 def text_loss(lm, eval_sources, seq_len: int, batch_size: int, batches: int) -> float | None:
-    from training.data.loader import PackedLoader
     if not eval_sources or batches < 1:
         return None
     ld = PackedLoader(eval_sources, seq_len, batch_size, seed=12345)

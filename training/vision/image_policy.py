@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from PIL import Image
 
 MAX_PIXELS = 40_000_000
 MIN_SIDE = 8
@@ -50,7 +51,6 @@ class Letterbox:
 
 
 def to_rgb(im):
-    from PIL import Image
     if im.mode == "RGB":
         return im
     if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
@@ -67,7 +67,6 @@ def to_rgb(im):
 
 def load_image(data: bytes, size: int):
     """Encoded bytes -> (float32 array [3, size, size], Letterbox); raises ImageRejected."""
-    from PIL import Image
     if not data:
         raise ImageRejected("image_corrupt", "empty bytes")
     try:
@@ -94,7 +93,6 @@ def load_image(data: bytes, size: int):
 
 def letterbox(im, size: int):
     """A decoded PIL image (any mode, size, aspect) -> (float32 [3, size, size], Letterbox)."""
-    from PIL import Image
     mode = im.mode
     w, h = im.size
     rgb = to_rgb(im)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import torch
 
 from training.vision.config import VisionConfig
+from training.vision.encoder import VisionEncoder
 
 
 def describe_vision(cfg: VisionConfig, adapter_tokens: int = 16) -> dict:
-    from training.vision.encoder import VisionEncoder
     with torch.device("meta"):
         params = VisionEncoder(cfg).num_parameters()
     kind = "plain ViT" if cfg.n_windows == 1 else ("ViTDet + Register-Window" if cfg.registers else

@@ -18,9 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 
 from corpus.errors import ConfigError
-from training.data.loader import IGNORE, _Stream
+from training.data.loader import IGNORE, _Cursor, _Stream
 from training.data.token_source import TokenSource
 from training.vision.samples import Sample
 
@@ -100,7 +101,6 @@ class MultimodalLoader:
         return toks, docs, valid, s.images
 
     def next_batch(self) -> dict[str, Any]:
-        import torch
         T, B = self.seq_len, self.batch_size
         toks = np.empty((B, T + 1), np.int64)
         docs = np.empty((B, T + 1), np.int64)
@@ -128,7 +128,6 @@ class MultimodalLoader:
         if state.get("names") != self.names or state.get("seed") != self.seed:
             raise ConfigError(f"loader state is for mixture {state.get('names')} seed {state.get('seed')}, "
                               f"not {self.names} seed {self.seed}")
-        from training.data.loader import _Cursor
         self.g = int(state["g"])
         for c, v in zip(self.cursors, state["cursors"]):
             if isinstance(c, _Stream):

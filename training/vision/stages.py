@@ -17,24 +17,33 @@ before and after the adapt stage.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 import torch.nn as nn
+from safetensors.torch import load_file
 
 from corpus.errors import CidermillError, ConfigError
 from training import checkpoint as ck
+from training.clip.model import read_metadata
+from training.models import build_model, get_preset
 from training.schedule import lr_at
+from training.tokenizer import load_tokenizer
 from training.train_config import TrainConfig
+from training.trainer import build_model_config, build_sources, write_loss_report
 from training.vision.adapter import VLAdapter
 from training.vision.config import get_vision_preset
+from training.vision.data import build_vision_data
 from training.vision.encoder import VisionEncoder
 from training.vision.evaluate import answer_accuracy, text_loss
 from training.vision.loader import MultimodalLoader
 from training.vision.run_config import VisionRun, parse_vision
+from training.vision.samples import SampleBuilder
 from training.vision.vlm import VisionLanguageModel
 
 LOG_FILE = "log.jsonl"
@@ -42,12 +51,40 @@ EVAL_FILE = "vision_eval.json"
 REPORT_FILE = "vision_data_report.json"
 
 
+@dataclass
+class _Parts:
+    """What a vision run is built from (VisionTrainer._build)."""
+    tok: Any
+    target_cfg: Any
+    small_cfg: Any
+    vcfg: Any
+    text_train: list
+    text_eval: list
+    stack: "VisionStack"
+    eos: int
+    data: Any                 # training.vision.data's VisionData, None for a text-only stage list
+
+    @property
+    def image_sources(self) -> list:
+        return self.data.sources if self.data else []
+
+
+@dataclass
+class _Resume:
+    """Where the run stands: the checkpoint it resumed from (None: fresh), the global step, and
+    the saved stage's index with its optimiser and loader state (used once, inside that stage)."""
+    last: str | None
+    step: int
+    saved_stage: int
+    trainer_state: dict | None
+    state: dict | None
+
+
 class VisionStack(nn.Module):
     """Target LM, encoder, small decoder and the two adapters (stage 2's and the target's)."""
 
     def __init__(self, target_cfg, small_cfg, vcfg, n_tokens: int):
         super().__init__()
-        from training.models import build_model
         self.lm = build_model(target_cfg)             # built first: the same seed gives a text-only run's LM
         self.encoder = VisionEncoder(vcfg)
         self.small = build_model(small_cfg)
@@ -69,9 +106,6 @@ def load_clip_encoder(path: str, encoder: nn.Module, vcfg) -> None:
 
     The checkpoint's encoder config (its metadata) must equal ``vcfg``; any other checkpoint, or
     one whose encoder differs, is refused with one line."""
-    from safetensors.torch import load_file
-
-    from training.clip.model import read_metadata
     if not os.path.isfile(path):
         raise ConfigError(f"vision.encoder_init: {path}: no such CLIP checkpoint")
     extra = json.loads(read_metadata(path).get("extra") or "{}")
@@ -86,10 +120,6 @@ def load_clip_encoder(path: str, encoder: nn.Module, vcfg) -> None:
 def model_configs(cfg: TrainConfig, v: VisionRun, tokenizer_vocab: int):
     """Target and small-decoder configs; vocab "auto" leaves one free id above the tokenizer for the
     image placeholder."""
-    import dataclasses
-
-    from training.models import get_preset
-    from training.trainer import build_model_config
     c = copy.deepcopy(cfg)
     if c.model.overrides.get("vocab_size") == "auto":
         c.model.overrides["vocab_size"] = (tokenizer_vocab + 1 + 63) // 64 * 64
@@ -121,16 +151,44 @@ class VisionTrainer:
         self.out = cfg.train.out
 
     def run(self) -> dict[str, Any]:
-        from training.tokenizer import load_tokenizer
-        from training.trainer import build_sources, write_loss_report
-        from training.vision.data import build_vision_data
-        from training.vision.samples import SampleBuilder
         cfg, v = self.cfg, self.v
         if not cfg.data.tokenizer:
             raise ConfigError("a vision run needs data.tokenizer (to tokenise captions and questions)")
         if cfg.train.parallel != "none":
             raise ConfigError("vision stages run on one process (train.parallel: none)")
         os.makedirs(self.out, exist_ok=True)
+        p = self._build()
+        log_path = os.path.join(self.out, LOG_FILE)
+        r = self._restore(p, log_path)
+        with open(os.path.join(self.out, "config.json"), "w") as f:
+            json.dump({"train": cfg.to_dict(), "model": p.target_cfg.to_dict(), "small_decoder": p.small_cfg.to_dict(),
+                       "encoder": p.vcfg.to_dict()}, f, indent=1, default=str)
+        evals: dict[str, Any] = self._read_evals() if r.last else {"stages": []}
+        evals["stages"] = [e for e in evals["stages"] if e["end_step"] <= r.step]
+        logf = open(log_path, "a")
+        t0, step0 = time.time(), r.step
+        try:
+            while r.step < v.total_steps and not self._stopped(r.step):
+                self._run_stage(p, r, evals, logf)
+                r.saved_stage = -1
+        finally:
+            logf.close()
+        write_loss_report(self.out)
+        stack = p.stack
+        return {"resumed_from": step0 if r.last else None, "steps": r.step, "run_dir": self.out,
+                "seconds": round(time.time() - t0, 1), "evals": evals, "checkpoint": ck.latest_checkpoint(self.out),
+                "params": {"lm": stack.lm.num_parameters(), "encoder": stack.encoder.num_parameters(),
+                           "small_decoder": stack.small.num_parameters(),
+                           "adapter": sum(p.numel() for p in stack.adapter.parameters())},
+                "data_report": p.data.report if p.data else None}
+
+    def _stopped(self, step: int) -> bool:
+        return self.stop_after is not None and step >= self.stop_after
+
+    def _build(self) -> "_Parts":
+        """Tokenizer, model configs, text sources, the seeded VisionStack and the image-text data
+        (its report written to RUN/vision_data_report.json)."""
+        cfg, v = self.cfg, self.v
         tok = load_tokenizer(cfg.data.tokenizer)
         target_cfg, small_cfg = model_configs(cfg, v, tok.get_vocab_size())
         vcfg = get_vision_preset(v.encoder, **v.encoder_overrides)
@@ -139,7 +197,6 @@ class VisionTrainer:
         stack = VisionStack(target_cfg, small_cfg, vcfg, v.adapter_tokens)
         placeholder = target_cfg.vocab_size - 1
         builder = SampleBuilder(tok, placeholder, v.adapter_tokens, vcfg.image_size, cfg.data.seq_len)
-        eos = builder.eos
         needs_images = any(s.name != "text" for s in v.stages)
         data = build_vision_data(v, builder) if needs_images else None
         if data is not None:
@@ -148,103 +205,95 @@ class VisionTrainer:
             r = data.report
             self.log(f"vision data: {r['samples']} samples from {r['rows']} rows, {len(data.eval_items)} held-out "
                      f"questions; dropped {sum(r['dropped'].values())} {r['dropped'] or ''}")
-        image_sources = data.sources if data else []
+        return _Parts(tok, target_cfg, small_cfg, vcfg, text_train, text_eval, stack, builder.eos, data)
 
-        log_path = os.path.join(self.out, LOG_FILE)
-        step, saved_stage, trainer_state, state = 0, -1, None, None
+    def _restore(self, p: "_Parts", log_path: str) -> "_Resume":
+        """Continue from the latest checkpoint (weights, RNG, step; the log cut back to it), or
+        start fresh: the target LM from model.init_from, the encoder from vision.encoder_init."""
+        cfg, v = self.cfg, self.v
         last = ck.latest_checkpoint(self.out) if self.resume else None
-        if last:
-            from safetensors.torch import load_file
-            try:
-                stack.load_state_dict(load_file(os.path.join(last, ck.MODEL_FILE)), strict=True)
-            except RuntimeError as e:
-                raise CidermillError(f"{last}: checkpoint does not fit this vision run "
-                                     f"({str(e).splitlines()[0][:160]})") from None
-            trainer_state, state = ck.load_trainer_state(last)
-            step, saved_stage = int(state["step"]), int(state["stage"])
-            torch.set_rng_state(trainer_state["torch_rng"])
-            if os.path.exists(log_path):
-                lines = [l for l in open(log_path) if l.strip() and json.loads(l).get("step", 0) <= step]
-                with open(log_path, "w") as f:
-                    f.writelines(lines)
-        else:
+        if not last:
             if cfg.model.init_from:  # e.g. a text-only run's checkpoint as the target LM
-                ck.load_model_weights(cfg.model.init_from, stack.lm)
+                ck.load_model_weights(cfg.model.init_from, p.stack.lm)
             if v.encoder_init:  # stage 1 (contrastive) hands its encoder to stage 2
-                load_clip_encoder(v.encoder_init, stack.encoder, vcfg)
+                load_clip_encoder(v.encoder_init, p.stack.encoder, p.vcfg)
             if os.path.exists(log_path):
                 os.remove(log_path)
-        with open(os.path.join(self.out, "config.json"), "w") as f:
-            json.dump({"train": cfg.to_dict(), "model": target_cfg.to_dict(), "small_decoder": small_cfg.to_dict(),
-                       "encoder": vcfg.to_dict()}, f, indent=1, default=str)
-        evals: dict[str, Any] = self._read_evals() if last else {"stages": []}
-        evals["stages"] = [e for e in evals["stages"] if e["end_step"] <= step]
-        total = v.total_steps
-        logf = open(log_path, "a")
-        t0, step0 = time.time(), step
+            return _Resume(None, 0, -1, None, None)
         try:
-            while step < total and (self.stop_after is None or step < self.stop_after):
-                si, s0 = v.stage_at(step)
-                stage = v.stages[si]
-                vlm = stack.vlm(stage.name)
-                mods = stack.trainable(stage.name, stage.train)
-                stack.requires_grad_(False)
-                for m in mods:
-                    m.requires_grad_(True)
-                opt = self._optimizer(mods, stage)
-                loader = MultimodalLoader(stage_sources(stage, text_train, image_sources), cfg.data.seq_len,
-                                          cfg.data.batch_size, eos, seed=cfg.train.seed * 1000 + si)
-                if saved_stage == si and step > s0:
-                    opt.load_state_dict(trainer_state["optimizer_per_rank"][0])
-                    loader.load_state_dict(state["loader"])
-                if step == s0 and stage.name == "adapt":
-                    evals["text_loss_before_adapt"] = text_loss(stack.lm, text_eval, cfg.data.seq_len,
-                                                                cfg.data.batch_size, v.eval_text_batches)
-                end = s0 + stage.steps
-                vlm.train()
-                while step < end and (self.stop_after is None or step < self.stop_after):
-                    lr = lr_at(step - s0, stage.lr or cfg.optim.lr, stage.steps,
-                               min(cfg.schedule.warmup_steps, stage.steps // 2), cfg.schedule.decay,
-                               cfg.schedule.min_lr_ratio)
-                    for g in opt.param_groups:
-                        g["lr"] = lr
-                    opt.zero_grad(set_to_none=True)
-                    b = loader.next_batch()
-                    out = vlm(b["input_ids"], targets=b["targets"], doc_ids=b["doc_ids"], images=b["images"])
-                    loss = out.loss + out.aux_loss
-                    if not torch.isfinite(loss):
-                        raise CidermillError(f"step {step}: loss is {float(loss)} (not finite); stopping")
-                    loss.backward()
-                    gn = torch.nn.utils.clip_grad_norm_([p for m in mods for p in m.parameters()], cfg.optim.grad_clip)
-                    opt.step()
-                    step += 1
-                    rec = {"step": step, "stage": stage.name, "loss": float(out.loss.detach()), "lr": lr,
-                           "grad_norm": float(gn), "images": 0 if b["images"] is None else int(b["images"].shape[0])}
-                    if step == end:
-                        rec["eval"] = self._stage_eval(stack, stage, data, text_eval, tok, eos)
-                        evals["stages"].append({"name": stage.name, "end_step": step, **rec["eval"]})
-                        if stage.name == "adapt":
-                            evals["text_loss_after_adapt"] = rec["eval"].get("text_loss")
-                        self._write_evals(evals)
-                    logf.write(json.dumps(rec) + "\n")
-                    logf.flush()
-                    if self.progress:
-                        self.progress(rec)
-                    if step == end or (cfg.train.ckpt_every and step % cfg.train.ckpt_every == 0):
-                        ck.save_checkpoint(self.out, step, stack.state_dict(), {"vision_run": True,
-                                           "model": target_cfg.to_dict(), "encoder": vcfg.to_dict()},
-                                           [opt.state_dict()], loader.state_dict(), {"stage": si},
-                                           keep=cfg.train.keep_checkpoints)
-                saved_stage = -1
-        finally:
-            logf.close()
-        write_loss_report(self.out)
-        return {"resumed_from": step0 if last else None, "steps": step, "run_dir": self.out,
-                "seconds": round(time.time() - t0, 1), "evals": evals, "checkpoint": ck.latest_checkpoint(self.out),
-                "params": {"lm": stack.lm.num_parameters(), "encoder": stack.encoder.num_parameters(),
-                           "small_decoder": stack.small.num_parameters(),
-                           "adapter": sum(p.numel() for p in stack.adapter.parameters())},
-                "data_report": data.report if data else None}
+            p.stack.load_state_dict(load_file(os.path.join(last, ck.MODEL_FILE)), strict=True)
+        except RuntimeError as e:
+            raise CidermillError(f"{last}: checkpoint does not fit this vision run "
+                                 f"({str(e).splitlines()[0][:160]})") from None
+        trainer_state, state = ck.load_trainer_state(last)
+        step = int(state["step"])
+        torch.set_rng_state(trainer_state["torch_rng"])
+        if os.path.exists(log_path):
+            lines = [l for l in open(log_path) if l.strip() and json.loads(l).get("step", 0) <= step]
+            with open(log_path, "w") as f:
+                f.writelines(lines)
+        return _Resume(last, step, int(state["stage"]), trainer_state, state)
+
+    def _run_stage(self, p: "_Parts", r: "_Resume", evals: dict[str, Any], logf) -> None:
+        """The stage `r.step` falls in, from there to its end (or stop_after): its own optimiser
+        and loader (restored when resuming inside it), evaluated and checkpointed at its end."""
+        cfg, v = self.cfg, self.v
+        si, s0 = v.stage_at(r.step)
+        stage = v.stages[si]
+        vlm = p.stack.vlm(stage.name)
+        mods = p.stack.trainable(stage.name, stage.train)
+        p.stack.requires_grad_(False)
+        for m in mods:
+            m.requires_grad_(True)
+        opt = self._optimizer(mods, stage)
+        loader = MultimodalLoader(stage_sources(stage, p.text_train, p.image_sources), cfg.data.seq_len,
+                                  cfg.data.batch_size, p.eos, seed=cfg.train.seed * 1000 + si)
+        if r.saved_stage == si and r.step > s0:
+            opt.load_state_dict(r.trainer_state["optimizer_per_rank"][0])
+            loader.load_state_dict(r.state["loader"])
+        if r.step == s0 and stage.name == "adapt":
+            evals["text_loss_before_adapt"] = text_loss(p.stack.lm, p.text_eval, cfg.data.seq_len,
+                                                        cfg.data.batch_size, v.eval_text_batches)
+        end = s0 + stage.steps
+        vlm.train()
+        while r.step < end and not self._stopped(r.step):
+            rec = self._train_step(vlm, mods, opt, loader, stage, r.step, s0)
+            r.step = step = rec["step"] = r.step + 1
+            if step == end:
+                rec["eval"] = self._stage_eval(p.stack, stage, p.data, p.text_eval, p.tok, p.eos)
+                evals["stages"].append({"name": stage.name, "end_step": step, **rec["eval"]})
+                if stage.name == "adapt":
+                    evals["text_loss_after_adapt"] = rec["eval"].get("text_loss")
+                self._write_evals(evals)
+            logf.write(json.dumps(rec) + "\n")
+            logf.flush()
+            if self.progress:
+                self.progress(rec)
+            if step == end or (cfg.train.ckpt_every and step % cfg.train.ckpt_every == 0):
+                ck.save_checkpoint(self.out, step, p.stack.state_dict(), {"vision_run": True,
+                                   "model": p.target_cfg.to_dict(), "encoder": p.vcfg.to_dict()},
+                                   [opt.state_dict()], loader.state_dict(), {"stage": si},
+                                   keep=cfg.train.keep_checkpoints)
+
+    def _train_step(self, vlm, mods, opt, loader, stage, step: int, s0: int) -> dict[str, Any]:
+        """Global step `step` (the stage began at `s0`) at the stage's own warmup + decay schedule;
+        its log record, numbered by the caller."""
+        cfg = self.cfg
+        lr = lr_at(step - s0, stage.lr or cfg.optim.lr, stage.steps, min(cfg.schedule.warmup_steps, stage.steps // 2),
+                   cfg.schedule.decay, cfg.schedule.min_lr_ratio)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        opt.zero_grad(set_to_none=True)
+        b = loader.next_batch()
+        out = vlm(b["input_ids"], targets=b["targets"], doc_ids=b["doc_ids"], images=b["images"])
+        loss = out.loss + out.aux_loss
+        if not torch.isfinite(loss):
+            raise CidermillError(f"step {step}: loss is {float(loss)} (not finite); stopping")
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_([p for m in mods for p in m.parameters()], cfg.optim.grad_clip)
+        opt.step()
+        return {"step": None, "stage": stage.name, "loss": float(out.loss.detach()), "lr": lr,
+                "grad_norm": float(gn), "images": 0 if b["images"] is None else int(b["images"].shape[0])}
 
     def _optimizer(self, mods, stage):
         decay, no_decay = [], []

@@ -7,10 +7,11 @@ import base64
 import json
 import random
 
+from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from pipelines.demo_site.build.page import Page, esc, paragraphs_html, strip_headings
 
-CRAWLER = "CiderBot"
-OPT_OUT = "CiderBot-Extended"
+CRAWLER = BOT_TOKEN     # the tokens ROBOTS_TXT below is written for
+OPT_OUT = OPTOUT_TOKEN
 
 ROBOTS_TXT = """# robots.txt for the Cider Mill Gazette demo site (a cidermill test fixture)
 

@@ -253,12 +253,30 @@ def crawl_walk(entries: dict[str, dict], agent: str | None) -> set[str]:
 
 
 def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
+    """Write the site's files under `site` and its ground truth to `gt_path` (and return it)."""
     if site.exists():
         shutil.rmtree(site)
     site.mkdir(parents=True)
     images = build_images(site)
     pages, info = collect(images)
+    entries, serve = _page_entries(pages, site)
+    _resource_entries(entries, images, site)
+    _plumbing_entries(entries, site)
+    (site / "_serve.json").write_text(json.dumps(serve, indent=1, sort_keys=True) + "\n")
+    reach = crawl_walk(entries, None)
+    fetch = crawl_walk(entries, crawl_cases.CRAWLER)
+    for path, e in entries.items():
+        if e["kind"] in ("html", "redirect"):
+            e["reachable_by_links"] = path in reach
+            e["ciderbot_fetches"] = path in fetch and e["robots"][crawl_cases.CRAWLER]
+    gt = _ground_truth(entries, info)
+    gt_path.write_text(json.dumps(gt, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return gt
 
+
+def _page_entries(pages: list[Page], site: Path) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Each page written to its file (dynamic pages are served by code), with its ground-truth
+    entry and links; and the per-file serving overrides (content type, headers) for _serve.json."""
     entries: dict[str, dict] = {}
     serve: dict[str, dict] = {}
     for p in pages:
@@ -282,7 +300,11 @@ def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
         e["internal_links"] = sorted({t for t in (resolve(p.path, h) for h in links) if t})
         e["resources"] = sorted({t for t in (resolve(p.path, h) for h in resources) if t})
         entries[p.path] = e
-    # images, files and the site's own plumbing files
+    return entries, serve
+
+
+def _resource_entries(entries: dict[str, dict], images: dict[str, dict], site: Path) -> None:
+    """Ground-truth entries for the images, and the non-HTML files and JS data written to `site`."""
     for path, meta in images.items():
         status = meta.pop("status", 200)
         ctype = {"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "svg": "image/svg+xml"}.get(
@@ -294,6 +316,10 @@ def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_bytes(data)
         entries[path] = {"status": 200, "robots": crawl_cases.robots_labels(path), "bytes": len(data), **meta}
+
+
+def _plumbing_entries(entries: dict[str, dict], site: Path) -> None:
+    """The site's own plumbing: robots.txt, sitemap.xml (of the entries marked in_sitemap), CSS."""
     (site / "robots.txt").write_text(crawl_cases.ROBOTS_TXT)
     entries["/robots.txt"] = {"kind": "robots", "status": 200, "content_type": "text/plain; charset=utf-8",
                               "robots": crawl_cases.robots_labels("/robots.txt"), "categories": ["robots_txt"]}
@@ -309,16 +335,11 @@ def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
     (site / "static" / "site.css").write_text(CSS)
     entries["/static/site.css"] = {"kind": "css", "status": 200, "content_type": "text/css; charset=utf-8",
                                    "robots": crawl_cases.robots_labels("/static/site.css"), "categories": ["static"]}
-    (site / "_serve.json").write_text(json.dumps(serve, indent=1, sort_keys=True) + "\n")
 
-    reach = crawl_walk(entries, None)
-    fetch = crawl_walk(entries, crawl_cases.CRAWLER)
-    for path, e in entries.items():
-        if e["kind"] in ("html", "redirect"):
-            e["reachable_by_links"] = path in reach
-            e["ciderbot_fetches"] = path in fetch and e["robots"][crawl_cases.CRAWLER]
 
-    gt = {
+def _ground_truth(entries: dict[str, dict], info: dict) -> dict:
+    """The ground-truth document: site facts, robots.txt, the text cases' groups and every path."""
+    return {
         "format": "cidermill.demo_site.ground_truth/1",
         "site_name": "Cider Mill Gazette",
         "crawler_user_agent": crawl_cases.CRAWLER,
@@ -327,7 +348,7 @@ def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
         "robots_txt": {"path": "/robots.txt", "text": crawl_cases.ROBOTS_TXT,
                        "crawl_delay": {"*": 10.0, crawl_cases.CRAWLER: None, crawl_cases.OPT_OUT: None},
                        "sitemaps": ["/sitemap.xml"],
-                       "agents": ["CiderBot", "CiderBot-Extended", "*"]},
+                       "agents": [crawl_cases.CRAWLER, crawl_cases.OPT_OUT, "*"]},
         "languages": sorted({e["lang"] for e in entries.values() if e.get("lang") and e["quality"] == "good"}),
         "boilerplate_snippets": BOILERPLATE_SNIPPETS,
         "eval_passages": text_cases.EVAL_PASSAGES,
@@ -344,8 +365,6 @@ def generate(site: Path = SITE, gt_path: Path = GROUND_TRUTH) -> dict:
         },
         "paths": dict(sorted(entries.items())),
     }
-    gt_path.write_text(json.dumps(gt, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return gt
 
 
 def main() -> None:
