@@ -177,6 +177,13 @@ class LanguageModel(nn.Module):
                        int8=kv_int8, dtype=dtype or w.dtype, device=device or w.device,
                        impl=cfg.kernels)
 
+    # ---- memory --------------------------------------------------------------------------------
+    def set_activation_checkpointing(self, on: bool = True) -> None:
+        """Recompute each layer's activations in backward instead of keeping them (long contexts)."""
+        for m in self.modules():
+            if hasattr(m, "activation_checkpointing"):
+                m.activation_checkpointing = on
+
     # ---- bookkeeping ---------------------------------------------------------------------------
     def num_parameters(self, active: bool = False) -> int:
         """All parameters, or (``active=True``) those one token uses: top_k of each MoE's experts."""

@@ -89,10 +89,10 @@ def model_configs(cfg: TrainConfig, v: VisionRun, tokenizer_vocab: int):
     import dataclasses
 
     from training.models import get_preset
-    from training.trainer import build_model_config
+    from training.trainer import build_model_config, round_vocab
     c = copy.deepcopy(cfg)
     if c.model.overrides.get("vocab_size") == "auto":
-        c.model.overrides["vocab_size"] = (tokenizer_vocab + 1 + 63) // 64 * 64
+        c.model.overrides["vocab_size"] = round_vocab(tokenizer_vocab + 1)
     target = build_model_config(c)
     if target.vocab_size <= tokenizer_vocab:
         raise ConfigError(f"model vocab_size {target.vocab_size} leaves no id above the tokenizer's "
