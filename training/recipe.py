@@ -45,6 +45,7 @@ import copy
 import json
 import math
 import os
+import shutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -52,11 +53,16 @@ from corpus import objectstore
 from corpus.errors import ConfigError
 from corpus.manifest import MANIFEST_NAME
 from training import checkpoint as ck
+from training.tokenizer import load_tokenizer
 from training.train_config import TrainConfig, parse_config
+from training.trainer import Trainer, read_log, round_vocab
+from training.vision.run_config import parse_vision
+from training.vision.stages import VisionTrainer
 
 REPORT_FILE = "recipe_report.json"
 STAGE_KEYS = {"name", "mixture", "seq_len", "rope_theta", "lr", "tokens", "buckets", "batch_size",
-              "activation_checkpointing", "eval_batches"}
+              "activation_checkpointing", "eval_batches", "vision"}
+LM_DIR = "lm"   # an image stage's target LM, exported for the next stage
 LR_KEYS = {"peak", "warmup_steps", "decay", "min_lr_ratio"}
 
 
@@ -65,13 +71,14 @@ class Stage:
     name: str
     mixture: dict[str, float]
     seq_len: int
-    tokens: int
+    tokens: int = 0
     rope_theta: float | None = None
     lr: dict[str, Any] = field(default_factory=dict)
     buckets: list[int] = field(default_factory=list)
     batch_size: int | None = None
     activation_checkpointing: bool = False
     eval_batches: int | None = None
+    vision: dict[str, Any] | None = None   # an image stage: training/vision/run_config.py (steps from its stages)
 
 
 @dataclass
@@ -96,7 +103,7 @@ def _stage(raw: Any, i: int) -> Stage:
     bad = sorted(set(raw) - STAGE_KEYS)
     if bad:
         raise ConfigError(f"unknown key {where}.{bad[0]} (known: {', '.join(sorted(STAGE_KEYS))})")
-    for k in ("name", "mixture", "seq_len", "tokens"):
+    for k in ("name", "mixture", "seq_len") + (() if raw.get("vision") else ("tokens",)):
         if k not in raw:
             raise ConfigError(f"{where} needs {k}")
     st = Stage(**raw)
@@ -108,7 +115,7 @@ def _stage(raw: Any, i: int) -> Stage:
             raise ConfigError(f"{where}: weight of source {n!r} must be a number >= 0, got {w!r}")
     if sum(st.mixture.values()) <= 0:
         raise ConfigError(f"{where}: mixture weights sum to zero (a stage must train on something)")
-    for k in ("seq_len", "tokens"):
+    for k in ("seq_len",) + (() if st.vision else ("tokens",)):
         v = getattr(st, k)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ConfigError(f"{where}: {k} must be an integer >= 1, got {v!r}")
@@ -151,6 +158,14 @@ def parse_recipe(raw: Any, check_paths: bool = True) -> Recipe:
     base = {k: copy.deepcopy(raw[k]) for k in ("model", "data", "optim", "schedule", "train") if k in raw}
     if isinstance(base.get("model"), str):
         base["model"] = {"preset": base["model"]}
+    over = base.get("model", {}).get("overrides", {})
+    if any(s.vision for s in stages) and over.get("vocab_size") == "auto":
+        # image stages need one id above the tokenizer (the image placeholder), so every stage
+        # (sharing one vocabulary) gets it from the start
+        tok = base.get("data", {}).get("tokenizer")
+        if not tok:
+            raise ConfigError("model.overrides.vocab_size is auto but data.tokenizer is not set")
+        over["vocab_size"] = round_vocab(load_tokenizer(tok).get_vocab_size() + 1)
     recipe = Recipe(str(raw.get("name") or "recipe"), dict(sources), base, stages)
     for i in range(len(stages)):   # every stage's config is checked now, not hours into the run
         stage_config(recipe, i, init_from=None)
@@ -172,6 +187,8 @@ def load_recipe(path: str, check_paths: bool = True) -> Recipe:
 
 
 def stage_steps(recipe: Recipe, st: Stage) -> int:
+    if st.vision:
+        return parse_vision(st.vision).total_steps
     data, optim = recipe.base.get("data", {}), recipe.base.get("optim", {})
     per_step = st.seq_len * (st.batch_size or data.get("batch_size", 8)) * optim.get("grad_accum", 1)
     return max(1, math.ceil(st.tokens / per_step))
@@ -183,12 +200,16 @@ def stage_config(recipe: Recipe, i: int, init_from: str | None, out: str | None 
     raw = copy.deepcopy(recipe.base)
     model = raw.setdefault("model", {})
     over = model.setdefault("overrides", {})
+    context = max(int(over.get("max_seq_len", 0)), st.seq_len)
     if init_from:
         model["init_from"] = init_from
         over.pop("vocab_size", None)     # the previous stage's checkpoint fixes the vocabulary
+        context = max(context, int(ck.read_model_config(init_from)["max_seq_len"]))   # never shrinks
     if st.rope_theta is not None:
         over["rope_theta"] = float(st.rope_theta)
-    over["max_seq_len"] = max(int(over.get("max_seq_len", 0)), st.seq_len)
+    over["max_seq_len"] = context
+    if st.vision:
+        raw["vision"] = copy.deepcopy(st.vision)
     data = raw.setdefault("data", {})
     data["mixture"] = [{"name": n, "path": recipe.sources[n], "weight": float(w)}
                        for n, w in st.mixture.items() if w > 0]
@@ -230,9 +251,6 @@ def run_recipe(recipe: Recipe, out: str | None = None, resume: bool = True, stop
                progress: Callable[[dict], None] | None = None,
                log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run the stages in order (see the module docstring); returns the run report."""
-    import shutil
-
-    from training.trainer import Trainer, read_log
     out = out or recipe.out
     log = log or (lambda m: None)
     os.makedirs(out, exist_ok=True)
@@ -256,17 +274,21 @@ def run_recipe(recipe: Recipe, out: str | None = None, resume: bool = True, stop
                 + (f", RoPE base {st.rope_theta:g}" if st.rope_theta else ""))
             stage_progress = (lambda r, o=offset, n=st.name: progress({**r, "step": r["step"] + o, "stage": n})
                               ) if progress else None
-            res = Trainer(cfg, resume=True, progress=stage_progress,
+            trainer = VisionTrainer if cfg.vision else Trainer
+            res = trainer(cfg, resume=True, progress=stage_progress,
                           stop_after=None if stop_after is None else stop_after - offset).run()
+            seen = res.get("tokens_by_source")
             if res["steps"] < cfg.train.steps:
-                stages.append(_stage_summary(st, cfg, read_log(sdir), res["tokens_by_source"], finished=False))
+                stages.append(_stage_summary(st, cfg, read_log(sdir), seen, finished=False))
                 break
-            rec = {"steps": res["steps"], "tokens_by_source": res["tokens_by_source"], "config": _stage_key(cfg)}
+            if cfg.vision:
+                export_vision_lm(ck.latest_checkpoint(sdir), os.path.join(sdir, LM_DIR))
+            rec = {"steps": res["steps"], "tokens_by_source": seen, "config": _stage_key(cfg)}
             with open(done + ".tmp", "w") as f:
                 json.dump(rec, f, indent=1)
             os.replace(done + ".tmp", done)
         stages.append(_stage_summary(st, cfg, read_log(sdir), rec["tokens_by_source"], finished=True))
-        prev_ckpt = ck.latest_checkpoint(sdir)
+        prev_ckpt = os.path.join(sdir, LM_DIR) if cfg.vision else ck.latest_checkpoint(sdir)
         offset += cfg.train.steps
     report = {"recipe": recipe.name, "stages": stages, "finished": len(stages) == len(recipe.stages)
               and all(s["finished"] for s in stages), "checkpoint": prev_ckpt}
@@ -275,10 +297,24 @@ def run_recipe(recipe: Recipe, out: str | None = None, resume: bool = True, stop
     return report
 
 
-def _stage_summary(st: Stage, cfg: TrainConfig, rows: list[dict], seen: dict[str, int], finished: bool) -> dict:
+def export_vision_lm(ckpt: str, dest: str) -> None:
+    """The target LM of an image stage's checkpoint as a plain model checkpoint (``lm.*`` weights
+    and the LM config), so the next stage starts from it like from any other stage."""
+    from safetensors.torch import load_file, save_file
+    os.makedirs(dest, exist_ok=True)
+    weights = {k[3:]: v for k, v in load_file(os.path.join(ckpt, ck.MODEL_FILE)).items() if k.startswith("lm.")}
+    save_file(weights, os.path.join(dest, ck.MODEL_FILE + ".tmp"))
+    with open(os.path.join(dest, ck.CONFIG_FILE), "w") as f:
+        json.dump(ck.read_model_config(ckpt)["model"], f, indent=1)
+    os.replace(os.path.join(dest, ck.MODEL_FILE + ".tmp"), os.path.join(dest, ck.MODEL_FILE))
+
+
+def _stage_summary(st: Stage, cfg: TrainConfig, rows: list[dict], seen: dict[str, int] | None,
+                   finished: bool) -> dict:
     ev = [r for r in rows if "eval_loss" in r]
     return {"name": st.name, "finished": finished, "steps": rows[-1]["step"] if rows else 0,
             "planned_steps": cfg.train.steps, "seq_len": st.seq_len, "rope_theta": st.rope_theta,
-            "packing": cfg.data.packing, "token_budget": st.tokens, "tokens_by_source": seen,
+            "packing": "images" if cfg.vision else cfg.data.packing, "token_budget": st.tokens or None,
+            "tokens_by_source": seen,   # None for an image stage (its loader mixes samples, not tokens)
             "first_loss": rows[0]["loss"] if rows else None, "last_loss": rows[-1]["loss"] if rows else None,
             "last_eval_loss": ev[-1]["eval_loss"] if ev else None, "run_dir": cfg.train.out}

@@ -98,7 +98,7 @@ def _run_recipe(args) -> int:
                      log=lambda m: bar.write(m))
     bar.close()
     for s in rep["stages"]:
-        seen = ", ".join(f"{k} {v:,}" for k, v in s["tokens_by_source"].items())
+        seen = ", ".join(f"{k} {v:,}" for k, v in (s["tokens_by_source"] or {}).items()) or "n/a (image stage)"
         ev = f"; eval {s['last_eval_loss']:.3f}" if s["last_eval_loss"] is not None else ""
         print(f"stage {s['name']:<10} {s['steps']}/{s['planned_steps']} steps, seq {s['seq_len']}: "
               f"loss {s['last_loss']:.3f}{ev}; tokens {seen}")

@@ -169,7 +169,7 @@ class VisionTrainer:
                     f.writelines(lines)
         else:
             if cfg.model.init_from:  # e.g. a text-only run's checkpoint as the target LM
-                ck.load_model_weights(cfg.model.init_from, stack.lm)
+                ck.load_model_weights(cfg.model.init_from, stack.lm, context_change_ok=True)
             if v.encoder_init:  # stage 1 (contrastive) hands its encoder to stage 2
                 load_clip_encoder(v.encoder_init, stack.encoder, vcfg)
             if os.path.exists(log_path):
