@@ -159,7 +159,7 @@ def parse_recipe(raw: Any, check_paths: bool = True) -> Recipe:
     if isinstance(base.get("model"), str):
         base["model"] = {"preset": base["model"]}
     over = base.get("model", {}).get("overrides", {})
-    if any(s.vision for s in stages) and over.get("vocab_size") == "auto":
+    if check_paths and any(s.vision for s in stages) and over.get("vocab_size") == "auto":
         # image stages need one id above the tokenizer (the image placeholder), so every stage
         # (sharing one vocabulary) gets it from the start
         tok = base.get("data", {}).get("tokenizer")

@@ -102,3 +102,10 @@ def test_recipe_refuses_to_resume_a_finished_stage_under_a_changed_config(source
     raw["stages"][0]["lr"]["peak"] = 1e-2
     with pytest.raises(ConfigError, match="stage 'text' finished under a different config"):
         run_recipe(parse_recipe(raw))
+
+
+@pytest.mark.parametrize("name", ["foundation", "demo"])
+def test_shipped_recipes_parse(name):
+    here = os.path.dirname(__file__)
+    r = load_recipe(os.path.join(here, "..", "..", "training", "recipes", f"{name}.yaml"), check_paths=False)
+    assert r.stages[0].name == "text" and r.stages[-1].name == "long" and r.stages[-1].buckets
