@@ -15,6 +15,10 @@ BEAM = False
 
 
 def configure(p):
+    import argparse
+    import textwrap
+    p.formatter_class = argparse.RawDescriptionHelpFormatter   # keep the examples one a line
+    p.description = textwrap.fill(HELP, 100)
     p.epilog = EXAMPLES
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--config", help="train config (YAML/JSON); see training/train_config.py")

@@ -140,3 +140,15 @@ def test_activation_checkpointing_keeps_the_gradients():
         model(ids, targets=ids.roll(-1, 1), doc_ids=doc).loss.backward()
         grads.append([p.grad.clone() for p in model.parameters()])
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(*grads))
+
+
+def test_retrieval_probes_hold_their_answer_once_and_are_reproducible():
+    from training.data import retrieval_tasks as rt
+    for i in range(20):
+        p = rt.make_probe(128, i, pairs=4)
+        assert len(p.tokens) == 128 and p.tokens[-2] == rt.QUERY
+        k = p.tokens[-1]
+        at = [j for j in range(len(p.tokens) - 2) if p.tokens[j] == rt.KEY and p.tokens[j + 1] == k]
+        assert at == [p.needle_at] and p.tokens[p.needle_at + 2] == p.answer
+        assert (p.tokens == rt.make_probe(128, i, pairs=4).tokens).all()
+    assert not (rt.make_probe(128, 0).tokens == rt.make_probe(128, 1).tokens).all()
