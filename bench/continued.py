@@ -228,7 +228,7 @@ def section_lengthgen(train_len: int, steps: int, evals: int, pairs: int) -> dic
         res = [evaluate_at(model, train_len * m, evals, pairs=pairs) for m in mults]
         kv = kv_bytes(cfg, dtype_bytes=2)
         ctx = train_len * mults[-1]
-        out["layouts"][layout] = {"eval": res, "train_s": round(train_s, 1), "final_train_loss": float(o.loss),
+        out["layouts"][layout] = {"eval": res, "train_s": round(train_s, 1), "final_train_loss": float(o.loss.detach()),
                                   "kv_bytes_per_token_bf16": kv["per_token"], "kv_fixed_bytes_bf16": kv["fixed"],
                                   f"kv_bytes_per_token_at_{ctx}": (kv["per_token"] * ctx + kv["fixed"]) / ctx}
     print(f"\nlength generalisation (PT-MoE tiny: 2 tracks x 4 layers, d 64; trained {steps} steps at {train_len} "
@@ -269,7 +269,7 @@ def section_ttft(threads: int, rounds: int, lengths: tuple[int, ...]) -> dict:
     from training.models.info import dense_twin
     rows = []
     for T in lengths:
-        cfg = dataclasses.replace(get_preset("ondevice-tiny"), max_seq_len=T)
+        cfg = dataclasses.replace(get_preset("ondevice-tiny"), max_seq_len=T + 1)
         torch.manual_seed(0)
         od = build_model(cfg).eval()
         dense = build_model(dense_twin(cfg)).eval()
@@ -386,6 +386,11 @@ def main() -> None:
             else:
                 r = section_ttft(a.threads, a.rounds, tuple(int(x) for x in a.ttft_lengths.split(",")))
             res[s] = {**r, "start": st, "end_loadavg": list(os.getloadavg())}
+            with open(os.path.join(tempfile.gettempdir(), f"{NAME}-{s}.json"), "w") as f:
+                json.dump(res[s], f, default=str)   # a copy, in case another section run saves meanwhile
+    if os.path.exists(path):   # sections run at the same time by another process keep their figures
+        now = json.load(open(path))
+        res = {k: res[k] if k in only else now.get(k) or res.get(k) for k in SECTIONS if now.get(k) or res.get(k)}
     p = save_result(NAME, {**res, "headline": headline(res), "not_covered": [
         "synthetic token languages and tiny models on CPU, not real text or a real model: figures show the "
         "machinery (exact switches, memory bounds, prefill savings, layout trends at small scale) only",
