@@ -246,7 +246,7 @@ def section_lengthgen(train_len: int, steps: int, evals: int, pairs: int) -> dic
 
 # ---- section: time to first token -----------------------------------------------------------------
 MEM_CHILD = r"""
-import resource, sys, torch
+import sys, torch
 sys.path.insert(0, {root!r})
 torch.set_num_threads({threads})
 from training.models import build_model, get_preset
@@ -257,11 +257,25 @@ torch.manual_seed(0)
 m = build_model(cfg if {peer!r} != "dense" else dense_twin(cfg)).eval()
 ids = torch.randint(0, cfg.vocab_size, (1, {T}))
 cache = m.allocate_kv_cache(1, {T})
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def status(key):
+    return int(next(l for l in open("/proc/self/status") if l.startswith(key)).split()[1])
+open("/proc/self/clear_refs", "w").write("5")   # reset the peak (VmHWM) to the current RSS
+base = status("VmRSS:")
 with torch.no_grad():
     (m.full_prefill if {peer!r} == "full" else m.prefill)(ids, cache)
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024)
+print((status("VmHWM:") - base) / 1024)
 """
+
+
+def prefill_memory(T: int, threads: int) -> dict[str, float | None]:
+    """Peak RSS growth (MiB) during one prefill, each peer in a fresh process (model and cache
+    already allocated, so this is the prefill's own working memory)."""
+    mem = {}
+    for peer in ("fast", "full", "dense"):
+        code = MEM_CHILD.format(root=ROOT, threads=threads, T=T, peer=peer)
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        mem[peer] = round(float(p.stdout.strip().splitlines()[-1]), 1) if p.returncode == 0 else None
+    return mem
 
 
 def section_ttft(threads: int, rounds: int, lengths: tuple[int, ...]) -> dict:
@@ -293,11 +307,7 @@ def section_ttft(threads: int, rounds: int, lengths: tuple[int, ...]) -> dict:
                     with torch.no_grad():
                         logits[name + " next"] = models[name](out.argmax(-1)[:, None], cache=cache).logits[:, -1]
         a, b = logits["kv-sharing prefill"], logits["full prefill"]
-        mem = {}
-        for peer in ("fast", "full", "dense"):
-            code = MEM_CHILD.format(root=ROOT, threads=threads, T=T, peer=peer)
-            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-            mem[peer] = float(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else None
+        mem = prefill_memory(T, threads)
         row = {"prompt": T, **{f"ttft_s_{k}": statistics.median(v) for k, v in times.items()},
                "max_abs_logit_diff": float((a - b).abs().max()),
                "same_first_token": bool(torch.equal(a.argmax(-1), b.argmax(-1))),
@@ -305,6 +315,11 @@ def section_ttft(threads: int, rounds: int, lengths: tuple[int, ...]) -> dict:
                                                            - logits["full prefill next"]).abs().max()),
                "prefill_peak_rss_delta_mib": mem}
         rows.append(row)
+    print_ttft(rows, threads, rounds)
+    return {"rows": rows, "threads": threads, "rounds": rounds, "model": "ondevice-tiny"}
+
+
+def print_ttft(rows: list[dict], threads: int, rounds: int) -> None:
     print(f"\ntime to first token on CPU ({threads} thread(s); ondevice-tiny 5+3 layers, d 128; median of {rounds})")
     print(f"{'prompt':>7} {'kv-sharing':>11} {'full':>8} {'dense twin':>11} {'saved vs full':>14} "
           f"{'max |dlogit|':>13} {'same token':>11}  prefill peak RSS delta MiB (fast/full/dense)")
@@ -313,7 +328,6 @@ def section_ttft(threads: int, rounds: int, lengths: tuple[int, ...]) -> dict:
         m = r["prefill_peak_rss_delta_mib"]
         print(f"{r['prompt']:>7} {f:>10.3f}s {u:>7.3f}s {d:>10.3f}s {1 - f / u:>13.0%} {r['max_abs_logit_diff']:>13.2e} "
               f"{str(r['same_first_token']):>11}  {m['fast']}/{m['full']}/{m['dense']}")
-    return {"rows": rows, "threads": threads, "rounds": rounds, "model": "ondevice-tiny"}
 
 
 # ---- headline -------------------------------------------------------------------------------------
@@ -323,9 +337,11 @@ def headline(res: dict) -> list[dict]:
     if t:
         for r in t["rows"]:
             f, u, d = r["ttft_s_kv-sharing prefill"], r["ttft_s_full prefill"], r["ttft_s_dense twin"]
+            m = r["prefill_peak_rss_delta_mib"]
             rows.append({"what": f"on-device prefill skipping block 2, prompt {r['prompt']:,}, tiny model, CPU "
                                  f"{t['threads']} thread",
                          "figure": f"TTFT {f:.3f} s vs {u:.3f} s full ({1 - f / u:.0%} less), dense twin {d:.3f} s; "
+                                   f"prefill memory {m['fast']}/{m['full']}/{m['dense']} MiB; "
                                    f"max logit diff {r['max_abs_logit_diff']:.1e}",
                          "target": "lower TTFT, same output"})
     lg = res.get("lengthgen")
@@ -358,6 +374,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=3, help="TTFT rounds (median)")
     ap.add_argument("--ttft-lengths", default="512,2048,8192")
+    ap.add_argument("--ttft-memory-only", action="store_true", help="measure prefill memory again, keep timings")
     ap.add_argument("--lengthgen-steps", type=int, default=600)
     ap.add_argument("--lengthgen-train-len", type=int, default=64)
     ap.add_argument("--lengthgen-evals", type=int, default=64)
@@ -383,6 +400,12 @@ def main() -> None:
                 r = section_long65k(tmp, a.threads, a.long_steps, a.long_max_doc)
             elif s == "lengthgen":
                 r = section_lengthgen(a.lengthgen_train_len, a.lengthgen_steps, a.lengthgen_evals, a.pairs)
+            elif a.ttft_memory_only and res.get("ttft"):   # keep the timings, measure memory again
+                r = {k: v for k, v in res["ttft"].items() if k not in ("start", "end_loadavg")}
+                r["timing_start"] = res["ttft"].get("timing_start") or res["ttft"].get("start")
+                for row in r["rows"]:
+                    row["prefill_peak_rss_delta_mib"] = prefill_memory(row["prompt"], a.threads)
+                print_ttft(r["rows"], r["threads"], r["rounds"])
             else:
                 r = section_ttft(a.threads, a.rounds, tuple(int(x) for x in a.ttft_lengths.split(",")))
             res[s] = {**r, "start": st, "end_loadavg": list(os.getloadavg())}
