@@ -139,7 +139,7 @@ print(json.dumps({{"peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_m
 """
 
 
-def section_long65k(tmp: str, threads: int, steps: int, max_doc: int) -> dict:
+def section_long65k(tmp: str, threads: int, steps: int, max_doc: int, ckpt_modes=(True, False)) -> dict:
     """Two steps (default) of a 65,536-token stage: bucket packing, long attention, chunked CE,
     activation checkpointing; peak RSS of the whole process and seconds per step."""
     T = 65536
@@ -151,7 +151,7 @@ def section_long65k(tmp: str, threads: int, steps: int, max_doc: int) -> dict:
     write_dataset(os.path.join(tmp, "huge"), "tokens", pa.Table.from_pylist(
         [{"doc_id": "huge", "tokens": long_doc.tolist() + [0], "source": "syn", "mixture": "syn"}], schema=TOKENS))
     rows = []
-    for ckpt in (True,):
+    for ckpt in ckpt_modes:
         cfg = {"model": {"preset": "tiny", "overrides": {"vocab_size": rt.VOCAB, "d_model": 64, "n_layers": 2,
                                                          "n_heads": 2, "n_kv_heads": 1, "ffn_hidden": 192,
                                                          "max_seq_len": T, "rope_theta": 500000.0}},
@@ -380,7 +380,8 @@ def main() -> None:
     ap.add_argument("--lengthgen-evals", type=int, default=64)
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--long-steps", type=int, default=2)
-    ap.add_argument("--long-max-doc", type=int, default=8192)
+    ap.add_argument("--long-max-doc", type=int, default=4096)
+    ap.add_argument("--long-checkpointing", default="on,off", help="activation checkpointing runs: on, off or both")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     only = [s for s in a.only.split(",") if s]
@@ -397,7 +398,8 @@ def main() -> None:
             if s == "switch":
                 r = section_switch(tmp)
             elif s == "long65k":
-                r = section_long65k(tmp, a.threads, a.long_steps, a.long_max_doc)
+                r = section_long65k(tmp, a.threads, a.long_steps, a.long_max_doc,
+                                    tuple(m == "on" for m in a.long_checkpointing.split(",")))
             elif s == "lengthgen":
                 r = section_lengthgen(a.lengthgen_train_len, a.lengthgen_steps, a.lengthgen_evals, a.pairs)
             elif a.ttft_memory_only and res.get("ttft"):   # keep the timings, measure memory again
