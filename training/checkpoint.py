@@ -89,20 +89,27 @@ def describe(cfg: dict) -> str:
     return ", ".join(f"{k}={cfg.get(k)}" for k in keys if k in cfg)
 
 
-def check_compatible(ckpt_dir: str, model) -> None:
+# what a continued-training stage may change on top of its starting checkpoint: the same weights
+# read with a longer context and another RoPE base (context extension)
+CONTEXT_FIELDS = ("max_seq_len", "rope_theta")
+
+
+def check_compatible(ckpt_dir: str, model, context_change_ok: bool = False) -> None:
     """Refuse a checkpoint from a different architecture with a message, not a shape traceback."""
     saved = read_model_config(ckpt_dir)
     want = model.config.to_dict()
-    diff = [k for k in want if k not in ("kernels", "name") and saved.get(k) != want[k]]
+    free = ("kernels", "name") + (CONTEXT_FIELDS if context_change_ok else ())
+    diff = [k for k in want if k not in free and saved.get(k) != want[k]]
     if diff:
         raise CidermillError(
             f"{ckpt_dir}: checkpoint is for a different model ({describe(saved)}); this run builds "
             f"({describe(want)}); differing fields: {', '.join(diff[:6])}")
 
 
-def load_model_weights(ckpt_dir: str, model) -> None:
-    """Load weights; a model holding a subset of PT-MoE tracks takes just its own tracks."""
-    check_compatible(ckpt_dir, model)
+def load_model_weights(ckpt_dir: str, model, context_change_ok: bool = False) -> None:
+    """Load weights; a model holding a subset of PT-MoE tracks takes just its own tracks.
+    ``context_change_ok``: the model may differ in CONTEXT_FIELDS (a stage starting from the last)."""
+    check_compatible(ckpt_dir, model, context_change_ok)
     try:
         saved = load_file(os.path.join(ckpt_dir, MODEL_FILE), device=str(next(model.parameters()).device))
         own = model.state_dict()

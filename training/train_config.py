@@ -12,10 +12,13 @@ data:
   tokenizer: out/demo/tokenizer          # optional: sets vocab_size when it is "auto"
   mixture: [{name: web, path: out/demo/tokens, weight: 1.0}]
   eval: {holdout_permille: 50}           # or {datasets: [{name, path}]}
+  packing: stream                        # or buckets: whole documents by length (training/data/buckets.py)
+  buckets: [1024, 4096]                  # packing: buckets; the largest must equal seq_len
 optim: {lr: 3.0e-3, weight_decay: 0.1, betas: [0.9, 0.95], eps: 1.0e-8, grad_clip: 1.0, grad_accum: 1}
 schedule: {warmup_steps: 20, decay: cosine, min_lr_ratio: 0.1}   # decay: cosine | linear | constant
 train: {steps: 300, seed: 0, out: out/run, log_every: 10, eval_every: 50, eval_batches: 4,
-        ckpt_every: 100, keep_checkpoints: 2, device: auto, tensorboard: false, parallel: none}
+        ckpt_every: 100, keep_checkpoints: 2, device: auto, tensorboard: false, parallel: none,
+        activation_checkpointing: false}   # recompute layer activations in backward (long contexts)
 distill: {teacher: CKPT_DIR, alpha: 0.5, temperature: 2.0, top_k: 0}   # optional
 vision: {encoder: vitdet-tiny, pairs: [...], stages: [...]}   # optional: training/vision/run_config.py
 ```
@@ -47,6 +50,8 @@ class DataConfig:
     tokenizer: str | None = None
     mixture: list[MixtureEntry] = field(default_factory=list)
     eval: dict[str, Any] = field(default_factory=lambda: {"holdout_permille": 50})
+    packing: str = "stream"      # stream | buckets (whole documents by length bucket)
+    buckets: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +84,7 @@ class RunConfig:
     device: str = "auto"
     tensorboard: bool = False
     parallel: str = "none"       # none | ddp | fsdp | tracks (PT-MoE track parallel); under torchrun
+    activation_checkpointing: bool = False
 
 
 @dataclass
@@ -166,6 +172,14 @@ def parse_config(raw: Any) -> TrainConfig:
     cfg.data.mixture = mix
     _num("data.seq_len", cfg.data.seq_len, int, lo=1)
     _num("data.batch_size", cfg.data.batch_size, int, lo=1)
+    if cfg.data.packing not in ("stream", "buckets"):
+        raise ConfigError(f"data.packing must be stream or buckets, got {cfg.data.packing!r}")
+    if cfg.data.packing == "buckets":
+        b = cfg.data.buckets
+        if not (isinstance(b, list) and b and all(isinstance(x, int) and x >= 2 for x in b) and b == sorted(set(b))):
+            raise ConfigError(f"data.buckets must be a list of increasing lengths >= 2, got {b!r}")
+        if b[-1] != cfg.data.seq_len:
+            raise ConfigError(f"data.buckets: the largest bucket ({b[-1]}) must equal data.seq_len ({cfg.data.seq_len})")
     ev = cfg.data.eval or {}
     bad = sorted(set(ev) - {"holdout_permille", "datasets"})
     if bad:

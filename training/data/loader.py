@@ -9,7 +9,8 @@
 - Ranks: every rank walks the same global stream and keeps sequences g with g % world == rank, so
   ranks never overlap and together cover the stream exactly.
 - Resume: `state_dict()` is a few integers (global sequence index and each cursor); loading it
-  continues with exactly the batches an uninterrupted run would have produced.
+  continues with exactly the batches an uninterrupted run would have produced. `seen` (tokens
+  yielded per source) travels with it, so a run's report counts each source exactly.
 """
 from __future__ import annotations
 
@@ -88,6 +89,7 @@ class PackedLoader:
         self.seq_len, self.batch_size, self.seed = seq_len, batch_size, seed
         self.rank, self.world = rank, world_size
         self.g = 0  # next global sequence index
+        self.seen = {n: 0 for n in self.names}  # tokens this rank has yielded, per source
         self._block_id, self._block = -1, np.zeros(0, np.int64)
 
     # -- mixture ------------------------------------------------------------------------------
@@ -129,6 +131,7 @@ class PackedLoader:
             t, d, ds = next(it)
             toks[b], docs[b] = t, d
             srcs.append(self.names[ds])
+            self.seen[self.names[ds]] += T
         targets = toks[:, 1:].copy()
         targets[docs[:, 1:] != docs[:, :-1]] = IGNORE
         return {"input_ids": torch.from_numpy(toks[:, :-1].copy()), "targets": torch.from_numpy(targets),
@@ -141,7 +144,7 @@ class PackedLoader:
     # -- resume -------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         return {"g": self.g, "seed": self.seed, "rank": self.rank, "world": self.world, "names": self.names,
-                "cursors": [[s.cur.epoch, s.cur.pos, s.cur.offset] for s in self.streams]}
+                "seen": dict(self.seen), "cursors": [[s.cur.epoch, s.cur.pos, s.cur.offset] for s in self.streams]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("names") != self.names or state.get("seed") != self.seed:
@@ -150,5 +153,6 @@ class PackedLoader:
         if state.get("world") != self.world or state.get("rank") != self.rank:
             raise ConfigError("loader state was saved with a different rank/world size")
         self.g = int(state["g"])
+        self.seen = {n: int((state.get("seen") or {}).get(n, 0)) for n in self.names}
         for s, (e, p, o) in zip(self.streams, state["cursors"]):
             s.cur = _Cursor(int(e), int(p), int(o))

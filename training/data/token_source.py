@@ -64,6 +64,10 @@ class TokenSource:
     def num_tokens(self) -> int:
         return int(self.length.sum())
 
+    def max_token(self) -> int:
+        """The largest token id in the dataset (to check it against the model's vocabulary)."""
+        return max((int(v.max()) for v in self._values if len(v)), default=-1)
+
     def doc_tokens(self, i: int) -> np.ndarray:
         s = self.start[i]
         return self._values[self.chunk[i]][s:s + self.length[i]]

@@ -4,6 +4,11 @@
 CPU tensor this needs TRITON_INTERPRET=1 set before triton is imported), "reference".
 ``set_default_impl`` / ``use_impl`` change what "auto" means, for tests and benchmarks.
 Triton is imported lazily, so CPU-only users never import it. Semantics: see reference.py.
+
+On the reference path, long inputs go to the eager memory-bounded twins with the same semantics:
+attention over more than ``LONG_ATTENTION_PAIRS`` query-key pairs to ``long_attention.py`` (no
+seq x seq matrix), linear cross-entropy over more than ``CHUNKED_CE_LOGITS`` logits to
+``linear_ce_chunked.py`` (no [N, V] logits). Short inputs keep the plain reference.
 """
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ from training.kernels import reference as ref
 
 IMPLS = ("auto", "triton", "reference")
 _default = "auto"
+LONG_ATTENTION_PAIRS = 1 << 20     # 1024 x 1024: a [H, Tq, Tk] float32 score tensor passes 4 MiB a head
+CHUNKED_CE_LOGITS = 1 << 24        # 16M logits: 64 MiB, and as much again for their gradient
 
 
 def set_default_impl(impl: str) -> None:
@@ -84,6 +91,8 @@ def attention(q, k, v, causal: bool = True, window: int | None = None, doc_ids=N
               scale: float | None = None, impl: str = "auto"):
     """Grouped-query attention; q ``[B,H,Tq,D]``, k/v ``[B,Hkv,Tk,D]``, queries end-aligned."""
     if resolve_impl(impl, q) == "reference":
+        if q.shape[2] * k.shape[2] > LONG_ATTENTION_PAIRS:
+            return _k("long_attention").attention(q, k, v, causal, window, doc_ids, scale)
         return ref.attention(q, k, v, causal, window, doc_ids, scale)
     return _k("flash_attention").attention(q, k, v, causal, window, doc_ids, scale)
 
@@ -98,6 +107,8 @@ def moe_mlp(x, topk_idx, topk_weight, w_gate, w_up, w_down, impl: str = "auto"):
 def linear_cross_entropy(hidden, weight, targets, ignore_index: int = -100, impl: str = "auto"):
     """Mean CE of ``hidden @ weight.T`` without materialising the logits (Triton path)."""
     if resolve_impl(impl, hidden) == "reference":
+        if hidden.shape[0] * weight.shape[0] > CHUNKED_CE_LOGITS:
+            return _k("linear_ce_chunked").linear_cross_entropy(hidden, weight, targets, ignore_index)
         return ref.linear_cross_entropy(hidden, weight, targets, ignore_index)
     return _k("linear_ce").linear_cross_entropy(hidden, weight, targets, ignore_index)
 

@@ -90,14 +90,7 @@ class LanguageModel(nn.Module):
         if input_ids.dim() != 2:
             raise ValueError(f"input_ids must be [B, T], got shape {tuple(input_ids.shape)}")
         B, T = input_ids.shape
-        start = 0 if cache is None else cache.pos
-        if cache is not None and start + T > cache.max_len:
-            raise SequenceTooLongError(f"KV cache holds {cache.max_len} positions; {start} are used "
-                                       f"and {T} more were given")
-        if start + T > cfg.max_seq_len:
-            raise SequenceTooLongError(
-                f"sequence of {start + T} tokens is longer than max_seq_len={cfg.max_seq_len} "
-                f"of model '{cfg.name}'; use shorter sequences or a config with a longer context")
+        start = self._check_length(T, cache)
         if cache is not None and doc_ids is not None:
             raise ValueError("doc_ids are not supported with a KV cache (generate one document per row)")
         if doc_ids is not None and doc_ids.shape != input_ids.shape:
@@ -113,6 +106,25 @@ class LanguageModel(nn.Module):
         if cache is not None:
             cache.pos += T
         return self.head(self.norm(x), targets, aux, return_logits)
+
+    def _check_length(self, T: int, cache: KVCache | None) -> int:
+        """The first position of ``T`` new tokens; refuses more than the cache or context holds."""
+        cfg = self.config
+        start = 0 if cache is None else cache.pos
+        if cache is not None and start + T > cache.max_len:
+            raise SequenceTooLongError(f"KV cache holds {cache.max_len} positions; {start} are used "
+                                       f"and {T} more were given")
+        if start + T > cfg.max_seq_len:
+            raise SequenceTooLongError(
+                f"sequence of {start + T} tokens is longer than max_seq_len={cfg.max_seq_len} "
+                f"of model '{cfg.name}'; use shorter sequences or a config with a longer context")
+        return start
+
+    @torch.no_grad()
+    def prefill(self, input_ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Run a prompt into ``cache``; return the logits after its last token ``[B, V]`` (the only
+        ones generation reads). Architectures that can skip work for the other positions override it."""
+        return self(input_ids, cache=cache).logits[:, -1]
 
     def head(self, h, targets, aux, return_logits) -> ModelOutput:
         W = self.output_weight()
@@ -176,6 +188,13 @@ class LanguageModel(nn.Module):
         return KVCache(self.cache_specs(), batch_size, cfg.n_kv_heads, cfg.attn_head_dim, max_len,
                        int8=kv_int8, dtype=dtype or w.dtype, device=device or w.device,
                        impl=cfg.kernels)
+
+    # ---- memory --------------------------------------------------------------------------------
+    def set_activation_checkpointing(self, on: bool = True) -> None:
+        """Recompute each layer's activations in backward instead of keeping them (long contexts)."""
+        for m in self.modules():
+            if hasattr(m, "activation_checkpointing"):
+                m.activation_checkpointing = on
 
     # ---- bookkeeping ---------------------------------------------------------------------------
     def num_parameters(self, active: bool = False) -> int:

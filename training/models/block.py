@@ -5,7 +5,9 @@ itself builds on layers.py: keeping it here leaves the imports a straight line, 
 """
 from __future__ import annotations
 
+import torch
 import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
 
 from training.models.config import ModelConfig
 from training.models.layers import Attention, RMSNorm, SwiGLU
@@ -23,9 +25,17 @@ class TransformerLayer(nn.Module):
                               has_kv=has_kv)
         self.mlp_norm = RMSNorm(cfg.d_model, cfg.norm_eps, cfg.kernels)
         self.mlp = MoE(cfg) if cfg.is_moe_layer(i) else SwiGLU(cfg.d_model, cfg.ffn_hidden, cfg.kernels)
+        # activation checkpointing (LanguageModel.set_activation_checkpointing): keep only this
+        # layer's input for backward and recompute the rest, trading one more forward for memory
+        self.activation_checkpointing = False
 
     def forward(self, x, rope=None, doc_ids=None, cache=None, shared_kv=None):
         """Returns ``(x, (k, v), aux_loss or None)``."""
+        if self.activation_checkpointing and self.training and torch.is_grad_enabled() and cache is None:
+            return checkpoint(self._forward, x, rope, doc_ids, cache, shared_kv, use_reentrant=False)
+        return self._forward(x, rope, doc_ids, cache, shared_kv)
+
+    def _forward(self, x, rope, doc_ids, cache, shared_kv):
         h, kv = self.attn(self.attn_norm(x), rope, doc_ids, cache, shared_kv)
         x = x + h
         h, aux = self.mlp(self.mlp_norm(x))

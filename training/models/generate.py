@@ -6,7 +6,8 @@
 
 ``prompt_ids [B, P]`` (all rows the same length, no padding) -> ``[B, P + max_new_tokens]`` (fewer
 new tokens if ``eos_token_id`` is given and every row produced it; finished rows repeat it).
-The prompt is run once (prefill) to fill the cache, then one token per step. ``use_cache=False``
+The prompt is run once (``model.prefill``: fills the cache, returns the last position's logits; the
+on-device model skips block 2 there), then one token per step. ``use_cache=False``
 recomputes the whole sequence every step (the slow reference the cache must match).
 """
 from __future__ import annotations
@@ -55,7 +56,7 @@ def generate(model, prompt_ids: torch.Tensor, max_new_tokens: int, temperature: 
     try:
         ids = prompt_ids
         cache = model.allocate_kv_cache(B, total, kv_int8=kv_int8) if use_cache else None
-        logits = model(ids, cache=cache).logits[:, -1]
+        logits = model.prefill(ids, cache) if use_cache else model(ids).logits[:, -1]
         done = torch.zeros(B, dtype=torch.bool, device=ids.device)
         for step in range(max_new_tokens):
             nxt = sample_next(logits, temperature, top_p, generator)

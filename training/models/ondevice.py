@@ -7,14 +7,22 @@
 cache is n1/L = 62.5% of a dense model of the same shape (37.5% less), and block 2 also skips the
 K/V projections. In training and in cached decoding block-2 layers see exactly the keys layer
 n1-1 attended to.
+
+Prefill (time to first token): block 2 writes no cache, and its outputs at a position feed only
+that position's later layers. A prompt's block-2 outputs are therefore read only at its last
+position (the logits of the first new token), so ``prefill`` runs block 1 over the whole prompt
+and block 2 over the last position alone: (L - n1)/L of the layers (37.5%) skip all but one
+token, and the cache and the logits are those of a full forward.
 """
 from __future__ import annotations
 
+import torch
 import torch.nn as nn
 
 from training.models.base import LanguageModel
-from training.models.config import ModelConfig
 from training.models.block import TransformerLayer
+from training.models.config import ModelConfig
+from training.models.layers import rope_tables
 
 
 class OnDeviceTransformer(LanguageModel):
@@ -40,3 +48,24 @@ class OnDeviceTransformer(LanguageModel):
 
     def cache_specs(self) -> dict[str, int | None]:
         return {str(i): None for i in range(self.config.block1_layers)}
+
+    @torch.no_grad()
+    def prefill(self, input_ids, cache):
+        """Block 1 over the prompt (filling the cache), block 2 over the last position only."""
+        n1 = self.config.block1_layers
+        B, T = input_ids.shape
+        start = self._check_length(T, cache)
+        cos, sin = rope_tables(torch.arange(start, start + T, device=input_ids.device), self.config)
+        x = self.tok_embeddings(input_ids)
+        for i in range(n1):
+            x, shared_kv, _ = self.layers[i](x, (cos, sin), None, cache.layer(str(i)))
+        x = x[:, -1:]
+        for layer in self.layers[n1:]:
+            x, _, _ = layer(x, (cos[-1:], sin[-1:]), None, cache=None, shared_kv=shared_kv)
+        cache.pos += T
+        return self.head(self.norm(x), None, None, True).logits[:, -1]
+
+    @torch.no_grad()
+    def full_prefill(self, input_ids, cache):
+        """Every layer over every prompt position (what ``prefill`` saves): the baseline."""
+        return LanguageModel.prefill(self, input_ids, cache)

@@ -35,7 +35,7 @@ from training.models import build_model, get_preset
 from training.schedule import lr_at
 from training.tokenizer import load_tokenizer
 from training.train_config import TrainConfig
-from training.trainer import build_model_config, build_sources, write_loss_report
+from training.trainer import build_model_config, build_sources, round_vocab, write_loss_report
 from training.vision.adapter import VLAdapter
 from training.vision.config import get_vision_preset
 from training.vision.data import build_vision_data
@@ -122,7 +122,7 @@ def model_configs(cfg: TrainConfig, v: VisionRun, tokenizer_vocab: int):
     image placeholder."""
     c = copy.deepcopy(cfg)
     if c.model.overrides.get("vocab_size") == "auto":
-        c.model.overrides["vocab_size"] = (tokenizer_vocab + 1 + 63) // 64 * 64
+        c.model.overrides["vocab_size"] = round_vocab(tokenizer_vocab + 1)
     target = build_model_config(c)
     if target.vocab_size <= tokenizer_vocab:
         raise ConfigError(f"model vocab_size {target.vocab_size} leaves no id above the tokenizer's "
@@ -214,7 +214,7 @@ class VisionTrainer:
         last = ck.latest_checkpoint(self.out) if self.resume else None
         if not last:
             if cfg.model.init_from:  # e.g. a text-only run's checkpoint as the target LM
-                ck.load_model_weights(cfg.model.init_from, p.stack.lm)
+                ck.load_model_weights(cfg.model.init_from, p.stack.lm, context_change_ok=True)
             if v.encoder_init:  # stage 1 (contrastive) hands its encoder to stage 2
                 load_clip_encoder(v.encoder_init, p.stack.encoder, p.vcfg)
             if os.path.exists(log_path):
