@@ -28,7 +28,7 @@ def decode_batch(model, engine, schema: dict, prompt: list[int], seeds: list[int
     bits = torch.arange(32, dtype=torch.int32)
     seed_t = torch.tensor(seeds, dtype=torch.int64)
     cache = model.allocate_kv_cache(B, len(prompt) + max_new)
-    logits = model(torch.tensor([prompt] * B), cache=cache).logits[:, -1].float()
+    logits = model.prefill(torch.tensor([prompt] * B), cache).float()
     outs: list[list[int]] = [[] for _ in range(B)]
     done = [False] * B
     for step in range(max_new):

@@ -34,6 +34,14 @@ class Session:
         self.forwards += 1
         return self.model(x, cache=self.cache).logits[0].float()
 
+    @torch.no_grad()
+    def prefill(self, ids: list[int]) -> torch.Tensor:
+        """Logits ``[V]`` after the last of ``ids`` only: the model may skip work whose outputs
+        nobody reads (the on-device model runs its KV-sharing block 2 at the last position only)."""
+        x = torch.tensor([ids], dtype=torch.long, device=self.cache_device)
+        self.forwards += 1
+        return self.model.prefill(x, self.cache)[0].float()
+
     @property
     def cache_device(self):
         return next(self.model.parameters()).device
@@ -119,7 +127,7 @@ def decode_plain(target: Session, prompt: list[int], max_new: int, sampling: Sam
     """One token per target forward. Returns the new tokens (without a final EOS) and stats."""
     stats = DecodeStats()
     t0 = time.perf_counter()
-    logits = target.feed(prompt)[-1]
+    logits = target.prefill(prompt)
     out: list[int] = []
     while len(out) < max_new:
         if constraint is not None and constraint.finished:

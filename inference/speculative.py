@@ -30,8 +30,8 @@ def decode_speculative(target: Session, draft: Session, prompt: list[int], max_n
     out: list[int] = []
     # prefill all but the last prompt token; it is the first pending token of both
     if len(prompt) > 1:
-        target.feed(prompt[:-1])
-        draft.feed(prompt[:-1])
+        target.prefill(prompt[:-1])
+        draft.prefill(prompt[:-1])
     t_pending, d_pending = [prompt[-1]], [prompt[-1]]
 
     def done(x: int) -> bool:
