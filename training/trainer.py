@@ -89,14 +89,26 @@ def build_sources(cfg: TrainConfig, vocab_size: int):
     return train, evals
 
 
-def build_optimizer(model: torch.nn.Module, o) -> torch.optim.AdamW:
-    """AdamW; norms and other 1-D parameters get no weight decay."""
+def truncate_log(log_path: str, step: int) -> None:
+    """Drop log lines written after the checkpoint being resumed (a crash between checkpoint and
+    log), so the log and the weights tell the same story."""
+    if os.path.exists(log_path):
+        with open(log_path) as f:
+            lines = [l for l in f if l.strip() and json.loads(l).get("step", 0) <= step]
+        with open(log_path, "w") as f:
+            f.writelines(lines)
+
+
+def build_optimizer(modules, o, lr: float | None = None) -> torch.optim.AdamW:
+    """AdamW over one module or a list of them; norms and other 1-D parameters get no weight
+    decay. ``lr``: a stage's own rate (default ``o.lr``)."""
     decay, no_decay = [], []
-    for n, p in model.named_parameters():
-        (no_decay if p.dim() < 2 or n.endswith("norm.weight") else decay).append(p)
+    for m in modules if isinstance(modules, (list, tuple)) else [modules]:
+        for n, p in m.named_parameters():
+            (no_decay if p.dim() < 2 or n.endswith("norm.weight") else decay).append(p)
     return torch.optim.AdamW([{"params": decay, "weight_decay": o.weight_decay},
                               {"params": no_decay, "weight_decay": 0.0}],
-                             lr=o.lr, betas=tuple(o.betas), eps=o.eps, foreach=False)
+                             lr=lr or o.lr, betas=tuple(o.betas), eps=o.eps, foreach=False)
 
 
 def sentence_end_ids(tokenizer_path: str | None) -> list[int]:
@@ -256,11 +268,8 @@ class Trainer:
         torch.set_rng_state(trainer_state["torch_rng"])
         loader.load_state_dict(state["loader"])
         step = int(state["step"])
-        # drop log lines written after the checkpoint (a crash between checkpoint and log)
-        if ctx.is_main and os.path.exists(log_path):
-            lines = [l for l in open(log_path) if l.strip() and json.loads(l).get("step", 0) <= step]
-            with open(log_path, "w") as f:
-                f.writelines(lines)
+        if ctx.is_main:
+            truncate_log(log_path, step)
         return step, step
 
     def _train_step(self, step: int, model, teacher, opt, loader, ctx: DistContext) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from training.models import build_model, get_preset
 from training.schedule import lr_at
 from training.tokenizer import load_tokenizer
 from training.train_config import TrainConfig
-from training.trainer import build_model_config, build_sources, round_vocab, write_loss_report
+from training.trainer import build_model_config, build_optimizer, build_sources, round_vocab, truncate_log, write_loss_report
 from training.vision.adapter import VLAdapter
 from training.vision.config import get_vision_preset
 from training.vision.data import build_vision_data
@@ -228,10 +228,7 @@ class VisionTrainer:
         trainer_state, state = ck.load_trainer_state(last)
         step = int(state["step"])
         torch.set_rng_state(trainer_state["torch_rng"])
-        if os.path.exists(log_path):
-            lines = [l for l in open(log_path) if l.strip() and json.loads(l).get("step", 0) <= step]
-            with open(log_path, "w") as f:
-                f.writelines(lines)
+        truncate_log(log_path, step)
         return _Resume(last, step, int(state["stage"]), trainer_state, state)
 
     def _run_stage(self, p: "_Parts", r: "_Resume", evals: dict[str, Any], logf) -> None:
@@ -296,14 +293,7 @@ class VisionTrainer:
                 "grad_norm": float(gn), "images": 0 if b["images"] is None else int(b["images"].shape[0])}
 
     def _optimizer(self, mods, stage):
-        decay, no_decay = [], []
-        for m in mods:
-            for n, p in m.named_parameters():
-                (no_decay if p.dim() < 2 or n.endswith("norm.weight") else decay).append(p)
-        o = self.cfg.optim
-        return torch.optim.AdamW([{"params": decay, "weight_decay": o.weight_decay},
-                                  {"params": no_decay, "weight_decay": 0.0}],
-                                 lr=stage.lr or o.lr, betas=tuple(o.betas), eps=o.eps, foreach=False)
+        return build_optimizer(list(mods), self.cfg.optim, lr=stage.lr)
 
     def _stage_eval(self, stack, stage, data, text_eval, tok, eos) -> dict[str, Any]:
         cfg, v = self.cfg, self.v
