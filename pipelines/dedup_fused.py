@@ -32,8 +32,8 @@ import xxhash
 
 from corpus.errors import ConfigError
 from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, similarity_for
-from filters.dedup_text import (distinct_per_document, hash_normalized, normalize_text, shingle_hashes,
-                                shingle_hashes_batch, split_words)
+from filters.dedup_text import (distinct_per_document, hash_normalized, normalize_text, shingle_hashes_spaced,
+                                spaced_words)
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows
 from pipelines.dedup import _candidate_pairs, _key_of, _unpack_partition, _with_marks, key_hash
 
@@ -54,7 +54,7 @@ class _Prepare(beam.DoFn):
         self.hasher = MinHasher(self.num_perm, self.seed) if self.near else None
 
     def process(self, batch):
-        keys, word_lists = [], []
+        keys, spaced = [], []
         for row in batch:
             text = row.get(self.text_field)
             norm = normalize_text(text if isinstance(text, str) else None)
@@ -65,12 +65,12 @@ class _Prepare(beam.DoFn):
                 yield beam.pvalue.TaggedOutput(EXACT, (hash_normalized(norm), key))
             if self.near:
                 keys.append(key)
-                word_lists.append(split_words(norm))
+                spaced.append(spaced_words(norm))
         if not keys:
             return
-        flat, counts = shingle_hashes_batch(word_lists, self.ngram)
+        flat, counts = shingle_hashes_spaced(spaced, self.ngram)
         sets, set_counts = distinct_per_document(flat, counts)
-        del flat, word_lists
+        del flat, spaced
         sigs = self.hasher.signatures(np.split(sets, np.cumsum(set_counts)[:-1]))
         buckets = band_hashes(sigs, self.bands, self.rows)
         fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
@@ -132,10 +132,10 @@ class _CandidateData(beam.DoFn):
         if not partners:
             return
         text = row.get(self.text_field)
-        words = split_words(normalize_text(text if isinstance(text, str) else None))
-        if not words:
+        norm = normalize_text(text if isinstance(text, str) else None)
+        if not norm:
             return
-        data = np.unique(shingle_hashes(words, self.ngram))
+        data = np.unique(shingle_hashes_spaced([spaced_words(norm)], self.ngram)[0])
         if self.hasher is not None:
             data = self.hasher.signature(data)
         data = data.tobytes()
