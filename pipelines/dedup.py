@@ -1,5 +1,9 @@
 """Beam transforms for exact and MinHash near-duplicate dedup that never hold the corpus in one worker.
 
+This is the keyed path (`dedup.mode: keyed`): nothing global, for corpora whose duplicates do not
+fit one worker's memory. The text pipeline's default, FusedDedup (pipelines/dedup_fused.py), gives
+the same marks with far fewer transforms and reuses the helpers here.
+
 Both transforms take PCollection[dict] and return every row (none removed) with four fields added:
 `dedup_cluster` (str: the cluster's survivor key), `dedup_cluster_size` (int), `dedup_keep` (bool)
 and `dedup_reason` (None, "exact_duplicate" or "near_duplicate"). Survivor = smallest key in the

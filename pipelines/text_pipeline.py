@@ -6,7 +6,8 @@ filters.chain.TextChain (plain Python). On top of it, three corpus-wide steps:
      (first pass), applied as a side input (second pass);
   2. decontamination: eval-set n-gram hits are counted over the corpus; n-grams present in
      `max_corpus_count`+ documents are common phrases and do not drop anything;
-  3. dedup: ExactDedup then NearDedup (pipelines/dedup.py) over the surviving documents.
+  3. dedup: exact + near dedup over the surviving documents (pipelines/dedup_fused.py; with
+     `dedup.mode: keyed`, ExactDedup then NearDedup of pipelines/dedup.py).
 
 Where rows go (chosen so trainers read OUT and nothing else, reviewers can re-threshold):
   OUT/                kept documents only (`pyarrow.dataset(OUT, format="ipc")` is the corpus);
