@@ -22,22 +22,21 @@ def _bad_rows():
     return rows
 
 
-@pytest.mark.parametrize("verify", ["exact", "signature"])
-def test_fused_equals_keyed_path_and_reference(tmp_path, verify):
-    rows = _corpus(seed=2, groups=14) + _bad_rows()
-    keyed = _run(tmp_path, lambda pc: pc | ExactDedup() | NearDedup(verify=verify), rows, name="keyed.json")
-    fused = _run(tmp_path, lambda pc: pc | FusedDedup(verify=verify), rows, name="fused.json")
-    assert len(fused) == len(rows)
-    assert _marks(fused) == _marks(keyed)
-    # rows come out whole: every input field kept
-    assert sorted(r["id"] for r in fused) == sorted(r["id"] for r in rows)
-    assert all(r["text"] == out_row["text"] for r in rows if isinstance(r.get("text"), str)
-               for out_row in [_by_id(fused)[r["id"]]])
-    ref, _ = near_dedup_in_memory(((r["id"], r.get("text")) for r in rows), verify=verify)
-    out = _by_id(fused)
+def _assert_equals_reference(out, rows, **kw):
+    ref, _ = near_dedup_in_memory(((r["id"], r.get("text")) for r in rows), **kw)
     for k, m in ref.items():
         assert (out[k]["dedup_cluster"], out[k]["dedup_cluster_size"], out[k]["dedup_keep"]) == \
             (m.cluster, m.cluster_size, m.keep), k
+
+
+def test_fused_equals_keyed_path_and_reference(tmp_path):
+    rows = _corpus(seed=2, groups=14) + _bad_rows()
+    keyed = _run(tmp_path, lambda pc: pc | ExactDedup() | NearDedup(), rows, name="keyed.json")
+    fused = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="fused.json")
+    assert len(fused) == len(rows) and _marks(fused) == _marks(keyed)
+    out = _by_id(fused)
+    assert all(out[r["id"]]["text"] == r["text"] for r in rows if isinstance(r.get("text"), str))  # rows whole
+    _assert_equals_reference(out, rows)
     assert out["chain-c"]["dedup_cluster"] == "chain-a" and out["chain-c"]["dedup_reason"] == "near_duplicate"
     assert out["short-exact"]["dedup_reason"] == "exact_duplicate"
     assert out["big-copy"]["dedup_cluster"] == "bad04" and out["bad05-copy"]["dedup_cluster"] == "bad05"
@@ -45,13 +44,16 @@ def test_fused_equals_keyed_path_and_reference(tmp_path, verify):
         assert _marks(fused)[k] == (k, 1, True, None)
 
 
-@pytest.mark.parametrize("exact,near", [(True, False), (False, True)])
-def test_fused_single_modes_equal_the_keyed_transform(tmp_path, exact, near):
+def test_fused_single_modes_and_signature_verification(tmp_path):
+    """exact only = ExactDedup; near only and verify="signature" = the in-memory reference."""
     rows = _corpus(seed=4, groups=8) + _bad_rows()
-    keyed = ExactDedup() if exact else NearDedup()
-    want = _run(tmp_path, lambda pc: pc | keyed, rows, name="keyed.json")
-    got = _run(tmp_path, lambda pc: pc | FusedDedup(exact=exact, near=near), rows, name="fused.json")
-    assert _marks(got) == _marks(want)
+    want = _run(tmp_path, lambda pc: pc | ExactDedup(), rows, name="keyed.json")
+    got = _run(tmp_path, lambda pc: pc | FusedDedup(near=False), rows, name="exact.json")
+    assert _marks(got) == _marks(want) and sum(not r["dedup_keep"] for r in got) == 2 + 4  # g00, g05; bad03 x2, bad04, bad05
+    near = _by_id(_run(tmp_path, lambda pc: pc | FusedDedup(exact=False, verify="signature"), rows, name="near.json"))
+    _assert_equals_reference(near, rows, verify="signature")
+    assert not any(r["dedup_reason"] == "exact_duplicate" for r in near.values())
+    assert near["short-exact"]["dedup_reason"] == "near_duplicate"
 
 
 @pytest.mark.slow
