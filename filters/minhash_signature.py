@@ -119,6 +119,8 @@ def lsh_params(threshold: float = 0.8, num_perm: int = 128, false_positive_weigh
     weight below 0.5 favours recall."""
     if not 0.0 < threshold < 1.0:
         raise ValueError(f"threshold must be in (0, 1), got {threshold}")
+    if num_perm < 1:
+        raise ValueError(f"num_perm must be positive, got {num_perm}")
     pairs, fp, fn = _s_curve_areas(float(threshold), int(num_perm))
     error = fp * false_positive_weight + fn * (1.0 - false_positive_weight)
     return pairs[int(np.argmin(error))]  # first minimum, as datasketch's strict "<" keeps

@@ -31,11 +31,11 @@ import numpy as np
 import xxhash
 
 from corpus.errors import ConfigError
-from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, similarity_for
+from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, similarity_for
 from filters.dedup_text import (distinct_per_document, hash_normalized, normalize_text, shingle_hashes_spaced,
                                 spaced_words)
-from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows
-from pipelines.dedup import _candidate_pairs, _key_of, _unpack_partition, _with_marks, key_hash
+from filters.minhash_signature import MinHasher, band_hashes
+from pipelines.dedup import _candidate_pairs, _key_of, _unpack_partition, _with_marks, key_hash, near_params
 
 EXACT, BANDS = "exact", "bands"
 
@@ -240,15 +240,11 @@ class FusedDedup(beam.PTransform):
         self.text_field, self.key_field, self.exact, self.near = text_field, key_field, bool(exact), bool(near)
         self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed
         try:
-            if not 1 <= int(ngram) <= 16:
-                raise ValueError(f"ngram must be in 1..16, got {ngram}")
-            if verify not in VERIFY_MODES:
-                raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
             if int(batch_size) < 1:
                 raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-            self.bands, self.rows = resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
         except (TypeError, ValueError) as e:
             raise ConfigError(f"dedup: {e}") from None
+        self.bands, self.rows = near_params(num_perm, bands, rows, threshold, ngram, verify, "dedup")
         self.verify, self.batch_size = verify, int(batch_size)
         self.bucket_partitions = max(1, int(bucket_partitions or 1))
         # max_rounds belongs to the keyed path's connected components; accepted so one config
