@@ -64,3 +64,13 @@ def test_fused_same_result_with_two_worker_processes_and_small_batches(tmp_path)
                  ["--direct_num_workers=2", "--direct_running_mode=multi_processing"], name="multi.json")
     assert single == multi
     assert sum(not r["dedup_keep"] for r in single) == 6 + 3 + 2
+
+
+def test_fused_rejects_impossible_parameters_with_one_line_errors():
+    from corpus.errors import ConfigError
+
+    for kw in (dict(bands=20, rows=8), dict(threshold=1.5), dict(ngram=0), dict(num_perm=0), dict(batch_size=0),
+               dict(verify="maybe")):
+        with pytest.raises(ConfigError, match=r"^dedup: [^\n]+$"):
+            FusedDedup(**kw)
+    assert (FusedDedup().bands, FusedDedup().rows) == (16, 8)
