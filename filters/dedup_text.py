@@ -10,6 +10,7 @@ are one word each, so a 5-gram shingle there is a 5-character window, the usual 
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -33,6 +34,7 @@ _PUNCT_TO_SPACE = _PunctToSpace()
 # sequences, map to themselves): bytes.translate is one C table lookup per byte.
 _ASCII_TABLE = bytes(32 if c < 128 and unicodedata.category(chr(c))[0] in "PS" else c for c in range(256))
 _NON_ASCII_RUN_RE = re.compile(r"[^\x00-\x7f]+")
+_ASCII_BYTES = bytes(range(128))
 
 
 def _map_non_ascii(m: re.Match) -> str:
@@ -47,8 +49,9 @@ def normalize_text(text: str | None) -> str:
     """NFKC, case-fold, punctuation/symbols -> space, whitespace collapsed. None or a non-string
     (a malformed row) -> "", so such rows pass dedup as clusters of one instead of failing.
 
-    Non-ASCII punctuation is found among the text's distinct characters (a C-level set) and
-    replaced with one str.replace each: a document has a handful of distinct non-ASCII marks
+    Non-ASCII punctuation is found among the text's distinct non-ASCII characters (its UTF-8
+    bytes with the ASCII ones deleted: one C pass, then a set of the few left) and replaced with
+    one str.replace each: a document has a handful of distinct non-ASCII marks
     but hundreds of runs of them, which a per-run callback would visit one by one."""
     if not text or not isinstance(text, str):
         return ""
@@ -56,10 +59,12 @@ def normalize_text(text: str | None) -> str:
         t = text.lower().encode("ascii").translate(_ASCII_TABLE).decode("ascii")
     else:
         t = unicodedata.normalize("NFKC", text).casefold()
-        t = t.encode("utf-8", "replace").translate(_ASCII_TABLE).decode("utf-8", "replace")
-        if not t.isascii():
-            for c in set(t):
-                if c > "\x7f" and _is_punct_or_symbol(c):
+        b = t.encode("utf-8", "replace").translate(_ASCII_TABLE)
+        t = b.decode("utf-8", "replace")
+        rest = b.translate(None, _ASCII_BYTES)  # the multibyte characters only, in one C pass
+        if rest:
+            for c in set(rest.decode("utf-8", "replace")):
+                if _is_punct_or_symbol(c):
                     t = t.replace(c, " ")
     return " ".join(t.split())
 
@@ -85,17 +90,25 @@ def exact_hash(text: str | None) -> str:
     return hash_normalized(normalize_text(text))
 
 
+def _splits_at_spaces(normalized: str) -> bool:
+    """True when the language-aware splitter would cut `normalized` exactly at its spaces: ASCII
+    text, or no CJK character and nothing but word characters between the spaces (re's \\w is
+    str.isalnum() or "_")."""
+    if normalized.isascii():
+        return True
+    return not _CJK_RE.search(normalized) and normalized.replace(" ", "").replace("_", "a").isalnum()
+
+
 def split_words(normalized: str) -> list[str]:
     """Words of already-normalised text: the project's language-aware splitter (filters/words.py,
-    one word per CJK character), with a plain split for ASCII text (same result, much faster)."""
-    words = normalized.split()
-    if normalized.isascii():
-        return words
-    # no CJK character and nothing but word characters between the spaces: the language-aware
-    # splitter would cut exactly at the spaces (re's \w is str.isalnum() or "_"), so skip it
-    if not _CJK_RE.search(normalized) and "".join(words).replace("_", "a").isalnum():
-        return words
-    return _lang_split_words(normalized)
+    one word per CJK character), with a plain split where that gives the same result (faster)."""
+    return normalized.split() if _splits_at_spaces(normalized) else _lang_split_words(normalized)
+
+
+def spaced_words(normalized: str) -> str:
+    """`split_words(normalized)` joined by single spaces (the normalised text itself when it
+    splits at its spaces): the input of `shingle_hashes_spaced`."""
+    return normalized if _splits_at_spaces(normalized) else " ".join(_lang_split_words(normalized))
 
 
 def words_of(text: str | None) -> list[str]:
@@ -111,99 +124,170 @@ _POSITION_MULTIPLIERS = np.array(
     dtype=np.uint64)
 
 
-_WORD_HASHES: dict[str, int] = {}  # word -> xxh64; a pure cache, cleared when it grows too big
-_WORD_CACHE_MAX = 1_000_000
+# Word hash: a polynomial over the word's UTF-8 bytes (each byte + 1, times P^position, mod 2^64),
+# plus the byte length times an odd constant, avalanched by MurmurHash3's fmix64. Polynomial so
+# that a whole batch of texts is hashed with a handful of numpy passes over its bytes (prefix sums
+# of byte * P^i; a word's hash is a difference of two prefix sums times P^-start) instead of one
+# Python call per word; `word_hash` is the per-word reference the batched path must equal.
+_P = 0x9E3779B97F4A7C15
+_P_INV = pow(_P, -1, 1 << 64)
+_LEN_MULT = 0xC2B2AE3D27D4EB4F
+_M64 = (1 << 64) - 1
+_POWERS: list[np.ndarray] = [np.ones(0, np.uint64), np.ones(0, np.uint64)]  # P^i and P^-i, grown on demand
+_MAX_CHUNK_BYTES = 1 << 20  # texts hashed together per pass: bounds temporaries (~40 MB)
 
 
-def _hash_word(w: str) -> int:
-    h = xxhash.xxh64_intdigest(w.encode("utf-8"))
-    _WORD_HASHES[w] = h
+def _fmix64_int(h: int) -> int:
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & _M64
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & _M64
+    return h ^ (h >> 33)
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def word_hash(word: str) -> int:
+    """64-bit hash of one word (the reference for `_spaced_word_hashes`)."""
+    h, p = 0, 1
+    data = word.encode("utf-8", "surrogatepass")
+    for byte in data:
+        h = (h + (byte + 1) * p) & _M64
+        p = (p * _P) & _M64
+    return _fmix64_int((h + len(data) * _LEN_MULT) & _M64)
+
+
+def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    if len(_POWERS[0]) < n:
+        size = max(n, 2 * len(_POWERS[0]), 4096)
+        with np.errstate(over="ignore"):
+            fwd = np.full(size, _P, dtype=np.uint64)
+            fwd[0] = 1
+            inv = np.full(size, _P_INV, dtype=np.uint64)
+            inv[0] = 1
+            _POWERS[:] = [np.cumprod(fwd, dtype=np.uint64), np.cumprod(inv, dtype=np.uint64)]
+    return _POWERS[0][:n], _POWERS[1][:n]
+
+
+def _fmix64(h: np.ndarray) -> np.ndarray:
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
     return h
 
 
-def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
-    """uint32 hashes of the word n-grams of `words` (order matters inside an n-gram).
+def _hash_chunk(data: bytes) -> np.ndarray:
+    """Word hashes of `data`: words separated by single spaces, no leading or trailing space."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    n = len(b)
+    fwd, inv = _powers(n + 1)
+    space = np.flatnonzero(b == 32)
+    starts = np.concatenate(([0], space + 1))
+    ends = np.concatenate((space, [n]))
+    with np.errstate(over="ignore"):
+        prefix = np.empty(n + 1, dtype=np.uint64)
+        prefix[0] = 0
+        np.multiply(b.astype(np.uint64) + np.uint64(1), fwd[:n], out=prefix[1:])
+        np.cumsum(prefix, out=prefix)
+        h = (prefix[ends] - prefix[starts]) * inv[starts]
+        h += (ends - starts).astype(np.uint64) * np.uint64(_LEN_MULT)
+    return _fmix64(h)
 
-    Fewer than `ngram` words (but at least one) give a single shingle of all words; no words give an
-    empty array. Word hashes are xxh64; an n-gram's hash is a position-weighted sum of them, folded
-    to 32 bits (what the MinHash permutations take)."""
-    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
-        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
-    n = len(words)
-    if n == 0:
-        return np.zeros(0, dtype=np.uint32)
-    cache = _WORD_HASHES
-    if len(cache) > _WORD_CACHE_MAX:
-        cache.clear()
-    vals = list(map(cache.get, words))
-    if None in vals:
-        vals = [_hash_word(w) if v is None else v for w, v in zip(words, vals)]
-    wh = np.array(vals, dtype=np.uint64)
-    k = min(ngram, n)
-    m = n - k + 1
+
+def _spaced_word_hashes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Texts of words separated by single spaces (the normalised form) -> (flat uint64 word hashes
+    in order, words per text). Empty texts have no words. Texts are hashed together in chunks of
+    about 1 MB of UTF-8 (a longer text alone)."""
+    counts = np.array([t.count(" ") + 1 if t else 0 for t in texts], dtype=np.int64)
+    parts, chunk, size = [], [], 0
+    for t in texts:
+        if not t:
+            continue
+        if chunk and size + len(t) > _MAX_CHUNK_BYTES:
+            parts.append(_hash_chunk(" ".join(chunk).encode("utf-8", "surrogatepass")))
+            chunk, size = [], 0
+        chunk.append(t)
+        size += len(t) + 1
+    if chunk:
+        parts.append(_hash_chunk(" ".join(chunk).encode("utf-8", "surrogatepass")))
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    return flat, counts
+
+
+def _ngram_hashes(wh: np.ndarray, k: int) -> np.ndarray:
+    """Position-weighted sums of k consecutive word hashes (len(wh) - k + 1 of them), unfolded."""
+    m = len(wh) - k + 1
     acc = np.zeros(m, dtype=np.uint64)
     for i in range(k):
         acc += wh[i:i + m] * _POSITION_MULTIPLIERS[i]
+    return acc
+
+
+def _fold32(acc: np.ndarray) -> np.ndarray:
     acc ^= acc >> np.uint64(29)
     acc *= np.uint64(0xBF58476D1CE4E5B9)
     acc ^= acc >> np.uint64(32)
     return (acc & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-def shingle_hashes_batch(word_lists: list[list[str]], ngram: int = 5) -> tuple[np.ndarray, np.ndarray]:
-    """`shingle_hashes` of many documents at once: (flat uint32 hashes, per-document counts).
+def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
+    """uint32 hashes of the word n-grams of `words` (order matters inside an n-gram): the
+    per-document reference the batched paths equal bit for bit.
 
-    All words of the batch are hashed in one pass over one array (distinct words through the
-    shared cache), and every document's n-grams are formed by the same position-weighted sum over
-    the flat word-hash array; sums that would cross into the next document are cut out. Each
-    document's slice equals `shingle_hashes(words, ngram)` bit for bit (a test checks it)."""
+    Fewer than `ngram` words (but at least one) give a single shingle of all words; no words give an
+    empty array. An n-gram's hash is a position-weighted sum of its `word_hash`es, folded to 32 bits
+    (what the MinHash permutations take)."""
     if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
         raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
-    n_words = np.fromiter((len(w) for w in word_lists), dtype=np.int64, count=len(word_lists))
+    if not words:
+        return np.zeros(0, dtype=np.uint32)
+    wh = np.array([word_hash(w) for w in words], dtype=np.uint64)
+    return _fold32(_ngram_hashes(wh, min(ngram, len(words))))
+
+
+def shingle_hashes_batch(word_lists: list[list[str]], ngram: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """`shingle_hashes` of many documents at once: (flat uint32 hashes, per-document counts)."""
+    return shingle_hashes_spaced([" ".join(ws) for ws in word_lists], ngram)
+
+
+def shingle_hashes_spaced(texts: list[str], ngram: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """`shingle_hashes` of many documents given as words joined by single spaces (normalised text
+    whose words are its space-separated parts, or " ".join(split_words(...))): (flat uint32
+    hashes, per-document counts).
+
+    Every word of the batch is hashed from its bytes in a few numpy passes (`_spaced_word_hashes`),
+    and every document's n-grams are formed by one position-weighted sum over the flat word-hash
+    array; sums that would cross into the next document are cut out. Each document's slice
+    equals `shingle_hashes(words, ngram)` bit for bit (a test checks it)."""
+    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
+        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
+    wh, n_words = _spaced_word_hashes(texts)
     counts = np.where(n_words >= ngram, n_words - ngram + 1, np.minimum(n_words, 1))
     total = int(n_words.sum())
     if total == 0:
         return np.zeros(0, dtype=np.uint32), counts
-    cache = _WORD_HASHES
-    if len(cache) > _WORD_CACHE_MAX:
-        cache.clear()
-    flat_words = [w for ws in word_lists for w in ws]
-    vals = list(map(cache.get, flat_words))
-    if None in vals:
-        vals = [_hash_word(w) if v is None else v for w, v in zip(flat_words, vals)]
-    wh = np.array(vals, dtype=np.uint64)
     starts = np.concatenate(([0], np.cumsum(n_words)[:-1]))
-    parts = []
+    out = np.empty(int(counts.sum()), dtype=np.uint64)
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
     long_docs = n_words >= ngram
     if long_docs.any():
         # windows starting at every word position; keep those whose n words lie in one document
         m = total - ngram + 1
-        acc = np.zeros(max(m, 0), dtype=np.uint64)
-        for i in range(ngram):
-            acc += wh[i:i + m] * _POSITION_MULTIPLIERS[i]
+        acc = _ngram_hashes(wh, ngram)
         valid = np.zeros(total + 1, dtype=np.int64)
         np.add.at(valid, starts[long_docs], 1)
         np.add.at(valid, (starts + n_words - ngram + 1)[long_docs], -1)
-        keep = np.cumsum(valid[:m]) > 0
-        parts.append((acc[keep], np.flatnonzero(long_docs)))
-    short = np.flatnonzero((n_words > 0) & ~long_docs)
-    acc_short = np.zeros(len(short), dtype=np.uint64)
-    for j, d in enumerate(short):  # fewer words than the n-gram: one shingle of all words
-        k = int(n_words[d])
-        acc_short[j] = int((wh[starts[d]:starts[d] + k] * _POSITION_MULTIPLIERS[:k]).sum(dtype=np.uint64))
-    # reassemble in document order: long documents' shingles are already in order in acc[keep]
-    out = np.empty(int(counts.sum()), dtype=np.uint64)
-    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    if parts:
-        vals_long, docs_long = parts[0]
+        vals_long = acc[np.cumsum(valid[:m]) > 0]
+        docs_long = np.flatnonzero(long_docs)
+        # long documents' shingles are in document order in vals_long
         idx = np.repeat(offsets[docs_long] - np.concatenate(([0], np.cumsum(counts[docs_long])[:-1])),
                         counts[docs_long]) + np.arange(len(vals_long))
         out[idx] = vals_long
-    out[offsets[short]] = acc_short
-    out ^= out >> np.uint64(29)
-    out *= np.uint64(0xBF58476D1CE4E5B9)
-    out ^= out >> np.uint64(32)
-    return (out & np.uint64(0xFFFFFFFF)).astype(np.uint32), counts
+    for d in np.flatnonzero((n_words > 0) & ~long_docs).tolist():  # fewer words than the n-gram
+        k = int(n_words[d])
+        out[offsets[d]] = (wh[starts[d]:starts[d] + k] * _POSITION_MULTIPLIERS[:k]).sum(dtype=np.uint64)
+    return _fold32(out), counts
 
 
 def distinct_per_document(flat: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,9 @@
 """Beam transforms for exact and MinHash near-duplicate dedup that never hold the corpus in one worker.
 
+This is the keyed path (`dedup.mode: keyed`): nothing global, for corpora whose duplicates do not
+fit one worker's memory. The text pipeline's default, FusedDedup (pipelines/dedup_fused.py), gives
+the same marks with far fewer transforms and reuses the helpers here.
+
 Both transforms take PCollection[dict] and return every row (none removed) with four fields added:
 `dedup_cluster` (str: the cluster's survivor key), `dedup_cluster_size` (int), `dedup_keep` (bool)
 and `dedup_reason` (None, "exact_duplicate" or "near_duplicate"). Survivor = smallest key in the
@@ -413,6 +417,18 @@ class ConnectedComponents(beam.PTransform):
 
 # ----------------------------------------------------------------------------------- NearDedup
 
+def near_params(num_perm, bands, rows, threshold, ngram, verify, what: str) -> tuple[int, int]:
+    """Checked near-dedup parameters -> (bands, rows); a ConfigError naming `what` otherwise."""
+    try:
+        if not 1 <= int(ngram) <= 16:
+            raise ValueError(f"ngram must be in 1..16, got {ngram}")
+        if verify not in VERIFY_MODES:
+            raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
+        return resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{what}: {e}") from None
+
+
 class NearDedup(beam.PTransform):
     """Mark near duplicates (MinHash LSH over word n-gram shingles, verified, clusters closed
     transitively); all rows come out, one survivor per cluster (smallest key) keeps dedup_keep=True."""
@@ -424,15 +440,11 @@ class NearDedup(beam.PTransform):
         self.text_field, self.key_field = text_field, key_field
         self.num_perm, self.threshold, self.ngram, self.seed = num_perm, threshold, ngram, seed
         try:
-            if not 1 <= int(ngram) <= 16:
-                raise ValueError(f"ngram must be in 1..16, got {ngram}")
-            if verify not in VERIFY_MODES:
-                raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
             if int(max_rounds) < 0:
                 raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
-            self.bands, self.rows = resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
         except (TypeError, ValueError) as e:
             raise ConfigError(f"near dedup: {e}") from None
+        self.bands, self.rows = near_params(num_perm, bands, rows, threshold, ngram, verify, "near dedup")
         self.max_rounds, self.verify = int(max_rounds), verify
         self.bucket_partitions = max(0, int(bucket_partitions or 0))
 

@@ -6,7 +6,8 @@ filters.chain.TextChain (plain Python). On top of it, three corpus-wide steps:
      (first pass), applied as a side input (second pass);
   2. decontamination: eval-set n-gram hits are counted over the corpus; n-grams present in
      `max_corpus_count`+ documents are common phrases and do not drop anything;
-  3. dedup: ExactDedup then NearDedup (pipelines/dedup.py) over the surviving documents.
+  3. dedup: exact + near dedup over the surviving documents (pipelines/dedup_fused.py; with
+     `dedup.mode: keyed`, ExactDedup then NearDedup of pipelines/dedup.py).
 
 Where rows go (chosen so trainers read OUT and nothing else, reviewers can re-threshold):
   OUT/                kept documents only (`pyarrow.dataset(OUT, format="ipc")` is the corpus);
@@ -223,18 +224,25 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
 
     if "dedup" in chain.stage_names:
         from pipelines.dedup import ExactDedup, NearDedup  # noqa: PLC0415
+        from pipelines.dedup_fused import FusedDedup  # noqa: PLC0415
         dcfg = dict(cfg.get("dedup") or {})
         exact, near = dcfg.pop("exact", True), dcfg.pop("near", True)
+        mode = dcfg.pop("mode", "fused")
+        if mode not in ("fused", "keyed"):
+            raise ConfigError(f"text config: dedup: mode must be fused or keyed, got {mode!r}")
         alive = rows | "Alive" >> beam.Filter(_alive)
         dead = rows | "Dead" >> beam.Filter(lambda r: not _alive(r))
         marked = alive
-        if exact:
-            marked = marked | "ExactDedup" >> ExactDedup(text_field="text", key_field="id")
-        if near:
-            try:
+        try:
+            if mode == "fused":
+                marked = marked | "Dedup" >> FusedDedup(text_field="text", key_field="id", exact=exact, near=near,
+                                                         **dcfg)
+            if mode == "keyed" and exact:
+                marked = marked | "ExactDedup" >> ExactDedup(text_field="text", key_field="id")
+            if mode == "keyed" and near:
                 marked = marked | "NearDedup" >> NearDedup(text_field="text", key_field="id", **dcfg)
-            except TypeError as e:
-                raise ConfigError(f"text config: dedup: {e}") from None
+        except TypeError as e:
+            raise ConfigError(f"text config: dedup: {e}") from None
         marked = marked | "DedupDecide" >> beam.Map(_apply_dedup)
         rows = (marked, dead) | "AllRows" >> beam.Flatten()
 

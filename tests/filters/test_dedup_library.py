@@ -171,3 +171,19 @@ def test_exact_verification_never_links_pairs_below_the_threshold():
     assert results["signature"] != above  # the 128-minima estimate errs on pairs this close
     with pytest.raises(ValueError):
         near_dedup_in_memory(docs, verify="approximately")
+
+
+def test_lsh_params_and_permutations_equal_datasketch():
+    """The numpy Gauss-Legendre optimum and the permutation draws equal datasketch's (which
+    integrates every (bands, rows) with scipy and is imported only here)."""
+    from datasketch.lsh import _optimal_param
+
+    from filters.minhash_signature import affine32_permutations, lsh_params
+
+    for threshold, num_perm, fpw in ((0.8, 128, 0.05), (0.8, 128, 0.5), (0.5, 64, 0.5), (0.9, 256, 0.05),
+                                     (0.7, 100, 0.3)):
+        assert lsh_params(threshold, num_perm, fpw) == _optimal_param(threshold, num_perm, fpw, 1 - fpw)
+    for num_perm, seed in ((128, 1), (7, 42)):
+        a, b = affine32_permutations(num_perm, seed)
+        ref = MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
+        assert np.array_equal(a, ref[0]) and np.array_equal(b, ref[1]) and a.dtype == b.dtype == np.uint32

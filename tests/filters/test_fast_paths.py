@@ -92,3 +92,24 @@ def test_chain_decisions_on_bad_input_equal_the_reference_scoring(monkeypatch):
     ref = [chain.process(r) for r in rows]
     assert [r["drop_reason"] for r in fast] == [r["drop_reason"] for r in ref]
     assert fast == ref  # every score too
+
+
+def test_batched_word_hashes_equal_the_per_word_reference():
+    """The numpy byte-polynomial word hashes (whole texts at once, chunked) equal `word_hash`."""
+    from filters import dedup_text
+    from filters.dedup_text import _spaced_word_hashes, word_hash
+
+    rng = random.Random(11)
+    alphabet = "ab z09_é日本\x00\ud800ÿ한"
+    words = ["a", "a\x00", "\x00", "x" * 5000, "日本語", "ÿ", "\ud800x"]
+    words += ["".join(rng.choice(alphabet.replace(" ", "")) for _ in range(rng.randrange(1, 12))) for _ in range(300)]
+    texts = [" ".join(words[i:i + rng.randrange(0, 9)]) for i in range(0, len(words), 5)] + [""]
+    for chunk_bytes in (1 << 20, 64):  # one chunk, and many small chunks (a long text alone)
+        dedup_text._MAX_CHUNK_BYTES, old = chunk_bytes, dedup_text._MAX_CHUNK_BYTES
+        try:
+            flat, counts = _spaced_word_hashes(texts)
+        finally:
+            dedup_text._MAX_CHUNK_BYTES = old
+        want = [word_hash(w) for t in texts if t for w in t.split(" ")]
+        assert flat.tolist() == want and counts.tolist() == [len(t.split(" ")) if t else 0 for t in texts]
+    assert word_hash("a") != word_hash("a\x00") and len({word_hash(w) for w in set(words)}) == len(set(words))

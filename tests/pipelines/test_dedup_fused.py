@@ -1,0 +1,76 @@
+"""FusedDedup (pipelines/dedup_fused.py) against the keyed path (ExactDedup | NearDedup) and the
+in-memory reference: same marks on generated near-duplicates, bad input, each mode."""
+import pytest
+
+from filters.dedup_cluster import near_dedup_in_memory
+from pipelines.dedup import ExactDedup, NearDedup
+from pipelines.dedup_fused import FusedDedup
+from tests.pipelines.test_dedup_beam import FIELDS, _by_id, _corpus, _run
+
+BAD_INPUT = ["", " \n ", "one", "two words", "x" * 1_000_000, "日本語のテキスト。Mixed English text, 中文的句子。한국어",
+             "caf\u00e9 \ufffd\ufffd broken bytes (invalid UTF-8 after decoding) and more words"]
+
+
+def _marks(out):
+    return {r["id"]: tuple(r[f] for f in FIELDS) for r in out}
+
+
+def _bad_rows():
+    rows = [{"id": f"bad{i:02d}", "text": t} for i, t in enumerate(BAD_INPUT)]
+    rows += [{"id": "bad05-copy", "text": BAD_INPUT[5] + " !"}, {"id": "big-copy", "text": BAD_INPUT[4]},
+             {"id": "short-copy", "text": "Two  words"}, {"id": "short-exact", "text": "TWO WORDS"}]
+    return rows
+
+
+def _assert_equals_reference(out, rows, **kw):
+    ref, _ = near_dedup_in_memory(((r["id"], r.get("text")) for r in rows), **kw)
+    for k, m in ref.items():
+        assert (out[k]["dedup_cluster"], out[k]["dedup_cluster_size"], out[k]["dedup_keep"]) == \
+            (m.cluster, m.cluster_size, m.keep), k
+
+
+def test_fused_equals_keyed_path_and_reference(tmp_path):
+    rows = _corpus(seed=2, groups=14) + _bad_rows()
+    keyed = _run(tmp_path, lambda pc: pc | ExactDedup() | NearDedup(), rows, name="keyed.json")
+    fused = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="fused.json")
+    assert len(fused) == len(rows) and _marks(fused) == _marks(keyed)
+    out = _by_id(fused)
+    assert all(out[r["id"]]["text"] == r["text"] for r in rows if isinstance(r.get("text"), str))  # rows whole
+    _assert_equals_reference(out, rows)
+    assert out["chain-c"]["dedup_cluster"] == "chain-a" and out["chain-c"]["dedup_reason"] == "near_duplicate"
+    assert out["short-exact"]["dedup_reason"] == "exact_duplicate"
+    assert out["big-copy"]["dedup_cluster"] == "bad04" and out["bad05-copy"]["dedup_cluster"] == "bad05"
+    for k in ("bad00", "bad01", "missing", "bytes", "number"):
+        assert _marks(fused)[k] == (k, 1, True, None)
+
+
+def test_fused_single_modes_and_signature_verification(tmp_path):
+    """exact only = ExactDedup; near only and verify="signature" = the in-memory reference."""
+    rows = _corpus(seed=4, groups=8) + _bad_rows()
+    want = _run(tmp_path, lambda pc: pc | ExactDedup(), rows, name="keyed.json")
+    got = _run(tmp_path, lambda pc: pc | FusedDedup(near=False), rows, name="exact.json")
+    assert _marks(got) == _marks(want) and sum(not r["dedup_keep"] for r in got) == 2 + 4  # g00, g05; bad03 x2, bad04, bad05
+    near = _by_id(_run(tmp_path, lambda pc: pc | FusedDedup(exact=False, verify="signature"), rows, name="near.json"))
+    _assert_equals_reference(near, rows, verify="signature")
+    assert not any(r["dedup_reason"] == "exact_duplicate" for r in near.values())
+    assert near["short-exact"]["dedup_reason"] == "near_duplicate"
+
+
+@pytest.mark.slow
+def test_fused_same_result_with_two_worker_processes_and_small_batches(tmp_path):
+    rows = _corpus(seed=1, groups=12)
+    single = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="single.json")
+    multi = _run(tmp_path, lambda pc: pc | FusedDedup(batch_size=3, bucket_partitions=5), rows,
+                 ["--direct_num_workers=2", "--direct_running_mode=multi_processing"], name="multi.json")
+    assert single == multi
+    assert sum(not r["dedup_keep"] for r in single) == 6 + 3 + 2
+
+
+def test_fused_rejects_impossible_parameters_with_one_line_errors():
+    from corpus.errors import ConfigError
+
+    for kw in (dict(bands=20, rows=8), dict(threshold=1.5), dict(ngram=0), dict(num_perm=0), dict(batch_size=0),
+               dict(verify="maybe")):
+        with pytest.raises(ConfigError, match=r"^dedup: [^\n]+$"):
+            FusedDedup(**kw)
+    assert (FusedDedup().bands, FusedDedup().rows) == (16, 8)
