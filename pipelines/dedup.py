@@ -52,7 +52,7 @@ import xxhash
 
 from corpus.errors import ConfigError
 from filters.dedup_cluster import (DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind,
-                                   similarity_for, survivor)
+                                   similarity_for)
 from filters.dedup_text import distinct_per_document, exact_hash, shingle_hashes_batch, words_of
 from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
 
