@@ -27,8 +27,8 @@ def chat_tokenizer(base_tokenizer):
 
 
 def micro_model(vocab: int, seed: int = 0, **over):
-    cfg = dataclasses.replace(get_preset("tiny"), vocab_size=vocab, d_model=32, n_layers=2, n_heads=2,
-                              n_kv_heads=1, ffn_hidden=64, max_seq_len=128, **over)
+    kw = dict(vocab_size=vocab, d_model=32, n_layers=2, n_heads=2, n_kv_heads=1, ffn_hidden=64, max_seq_len=128)
+    cfg = dataclasses.replace(get_preset("tiny"), **{**kw, **over})
     torch.manual_seed(seed)
     m = build_model(cfg)
     m.init_weights()
