@@ -45,6 +45,8 @@ def configure(p):
     t.add_argument("--steps", type=int, default=200)
     t.add_argument("--batch", type=int, default=8, help="conversations per step")
     t.add_argument("--seq-len", type=int, default=None, help="packed row length (default: the model's context)")
+    t.add_argument("--max-seq-len", type=int, default=None,
+                   help="raise the model's context for chat prompts (RoPE positions; default: the checkpoint's)")
     t.add_argument("--lr", type=float, default=3e-4)
     t.add_argument("--checkpoint-every", type=int, default=50)
     t.add_argument("--seed", type=int, default=0)
@@ -61,7 +63,7 @@ def run(args, beam_args) -> int:
     from training.posttrain.setup import chat_model, save_chat_tokenizer
     from training.posttrain.sft import SFTConfig, run_sft
     torch.manual_seed(args.seed)
-    model, tok = chat_model(args.init, args.tokenizer)
+    model, tok = chat_model(args.init, args.tokenizer, args.max_seq_len)
     seq = args.seq_len or model.config.max_seq_len
     if seq > model.config.max_seq_len:
         raise ConfigError(f"--seq-len {seq} exceeds the model's context {model.config.max_seq_len}")
