@@ -22,6 +22,7 @@ KINDS = ("qa", "guided", "tools", "docs")
 
 
 def configure(p):
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     sub = p.add_subparsers(dest="sft_cmd", metavar="data|train", required=True)
     d = sub.add_parser("data", help="build a conversations dataset", description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
