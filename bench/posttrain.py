@@ -55,9 +55,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--items", type=int, default=80)
     ap.add_argument("--seq", type=int, default=512)
-    ap.add_argument("--sft-steps", type=int, default=50)
-    ap.add_argument("--rl-steps", type=int, default=10)
-    ap.add_argument("--eval-per-task", type=int, default=20)
+    ap.add_argument("--sft-steps", type=int, default=30)
+    ap.add_argument("--rl-steps", type=int, default=6)
+    ap.add_argument("--eval-per-task", type=int, default=12)
     ap.add_argument("--quick", action="store_true", help="tiny settings to smoke-test the script")
     a = ap.parse_args()
     if a.quick:
@@ -88,7 +88,7 @@ def main() -> None:
     convs, dropped = encode_rows(tok, train_rows, a.seq + 1)
     end = tok.token_to_id(END)
     rl_cfg = dict(steps=a.rl_steps, prompts_per_step=4, group=4, max_new_tokens=16, lr=5e-5, kl_beta=0.05,
-                  select_every=5, select_candidates=12, select_keep=6, select_samples=4, checkpoint_every=10 ** 6)
+                  select_every=3, select_candidates=8, select_keep=4, select_samples=4, checkpoint_every=10 ** 6)
     pool, rl_dropped = rl_prompts(tok, train_rows, a.seq, rl_cfg["max_new_tokens"])
     print(f"data: {data_stats}; train convs {len(convs)} (dropped {dict(dropped)}); held-out {len(held)}; "
           f"RL pool {len(pool)}", flush=True)
@@ -104,6 +104,61 @@ def main() -> None:
     base_res = ev(base)
     print("base", base_res, flush=True)
     throughput = {}
+    def write(done: list[int]) -> None:
+        def agg(name, key):
+            vals = [r.get(key) for r in rows[name] if r.get(key) is not None]
+            if not vals:
+                return None
+            return {"mean": statistics.mean(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
+
+        keys = ("exact_accuracy", "schema_parse_rate", "schema_reward", "tool_success", "tool_mean_calls")
+        table = {name: {k: agg(name, k) for k in keys} for name in rows}
+        print("\n%-12s " % "model" + " ".join(f"{k:>22s}" for k in keys))
+        for name in rows:
+            cells = []
+            for k in keys:
+                s = table[name][k]
+                cells.append(f"{s['mean']:.3f} [{s['min']:.3f},{s['max']:.3f}]" if s else "n/a")
+            print("%-12s " % name + " ".join(f"{c:>22s}" for c in cells))
+        print("throughput:", json.dumps(throughput))
+
+        def fig(name, key, pct=True):
+            s = table[name][key]
+            if not s:
+                return "n/a"
+            f = (lambda v: f"{100 * v:.0f}%") if pct else (lambda v: f"{v:.2f}")
+            return f"{f(s['mean'])} ({s['n']} seeds: {f(s['min'])}–{f(s['max'])})"
+
+        headline = [
+            {"what": "held-out table/chart QA exact accuracy: base / SFT", "figure":
+                f"{fig('base', 'exact_accuracy')} / {fig('sft', 'exact_accuracy')}", "target": "SFT well above base"},
+            {"what": "held-out QA exact accuracy: SFT+RL variance / SFT+RL random (equal completions)", "figure":
+                f"{fig('rl_variance', 'exact_accuracy')} / {fig('rl_random', 'exact_accuracy')}",
+             "target": "RL > SFT beyond seed spread; variance > random"},
+            {"what": "unconstrained schema parse rate: base / after format SFT", "figure":
+                f"{fig('base', 'schema_parse_rate')} / {fig('sft', 'schema_parse_rate')}", "target": "well above base"},
+            {"what": "tool-task success (mean calls): SFT", "figure":
+                f"{fig('sft', 'tool_success')} ({fig('sft', 'tool_mean_calls', pct=False)} calls)", "target": "> base (0%)"},
+            {"what": "RL actor tokens/s, learner steps/s: sync / async (staleness 1)", "figure":
+                (f"{throughput['sync']['actor_tokens_per_s']:.0f} / {throughput['async']['actor_tokens_per_s']:.0f} tok/s; "
+                 f"{throughput['sync']['learner_steps_per_s']:.3f} / {throughput['async']['learner_steps_per_s']:.3f} steps/s")
+                if throughput else "n/a", "target": "async >= sync"},
+        ]
+        save_result("posttrain", {"seeds_done": done,
+            "headline": headline, "table": table, "rows": rows, "throughput": throughput, "data": data_stats,
+            "settings": {k: v for k, v in vars(a).items()}, "rl": rl_cfg, "heldout_rows": len(held),
+            "total_cpu_s": round(time.process_time() - t_all, 1),
+            "not_covered": ["a base of ~1.3M parameters trained a few CPU-minutes on English docs: far below the "
+                            "report's scale; figures show the mechanics, not the report's gains",
+                            "RL trains on single-turn tasks (exact QA, schema); tool tasks are SFT + eval only "
+                            "(the RL arms are not scored on tools, to keep the run short)",
+                            "no reward model on the preference pairs; no human-written demonstrations",
+                            "async throughput on 2 shared cores: actor and learner compete for the same CPUs"],
+        }, packages=["torch", "tokenizers"], start=start)
+
+
+
+    done: list[int] = []
     for seed in a.seeds:
         torch.manual_seed(seed)
         sft = copy.deepcopy(base)
@@ -143,58 +198,8 @@ def main() -> None:
                                     "learner_steps_per_s": res.step / res.wall_seconds, "wall_s": res.wall_seconds,
                                     "max_staleness": stale, "dropped_stale": res.dropped_stale}
             print("throughput", throughput, flush=True)
-
-    def agg(name, key):
-        vals = [r.get(key) for r in rows[name] if r.get(key) is not None]
-        if not vals:
-            return None
-        return {"mean": statistics.mean(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
-
-    keys = ("exact_accuracy", "schema_parse_rate", "schema_reward", "tool_success", "tool_mean_calls")
-    table = {name: {k: agg(name, k) for k in keys} for name in rows}
-    print("\n%-12s " % "model" + " ".join(f"{k:>22s}" for k in keys))
-    for name in rows:
-        cells = []
-        for k in keys:
-            s = table[name][k]
-            cells.append(f"{s['mean']:.3f} [{s['min']:.3f},{s['max']:.3f}]" if s else "n/a")
-        print("%-12s " % name + " ".join(f"{c:>22s}" for c in cells))
-    print("throughput:", json.dumps(throughput))
-
-    def fig(name, key, pct=True):
-        s = table[name][key]
-        if not s:
-            return "n/a"
-        f = (lambda v: f"{100 * v:.0f}%") if pct else (lambda v: f"{v:.2f}")
-        return f"{f(s['mean'])} (seeds {f(s['min'])}–{f(s['max'])})"
-
-    headline = [
-        {"what": "held-out table/chart QA exact accuracy: base / SFT", "figure":
-            f"{fig('base', 'exact_accuracy')} / {fig('sft', 'exact_accuracy')}", "target": "SFT well above base"},
-        {"what": "held-out QA exact accuracy: SFT+RL variance / SFT+RL random (equal completions)", "figure":
-            f"{fig('rl_variance', 'exact_accuracy')} / {fig('rl_random', 'exact_accuracy')}",
-         "target": "RL > SFT beyond seed spread; variance > random"},
-        {"what": "unconstrained schema parse rate: base / after format SFT", "figure":
-            f"{fig('base', 'schema_parse_rate')} / {fig('sft', 'schema_parse_rate')}", "target": "well above base"},
-        {"what": "tool-task success (mean calls): SFT", "figure":
-            f"{fig('sft', 'tool_success')} ({fig('sft', 'tool_mean_calls', pct=False)} calls)", "target": "> base (0%)"},
-        {"what": "RL actor tokens/s, learner steps/s: sync / async (staleness 1)", "figure":
-            (f"{throughput['sync']['actor_tokens_per_s']:.0f} / {throughput['async']['actor_tokens_per_s']:.0f} tok/s; "
-             f"{throughput['sync']['learner_steps_per_s']:.3f} / {throughput['async']['learner_steps_per_s']:.3f} steps/s")
-            if throughput else "n/a", "target": "async >= sync"},
-    ]
-    save_result("posttrain", {
-        "headline": headline, "table": table, "rows": rows, "throughput": throughput, "data": data_stats,
-        "settings": {k: v for k, v in vars(a).items()}, "rl": rl_cfg, "heldout_rows": len(held),
-        "total_cpu_s": round(time.process_time() - t_all, 1),
-        "not_covered": ["a base of ~1.3M parameters trained a few CPU-minutes on English docs: far below the "
-                        "report's scale; figures show the mechanics, not the report's gains",
-                        "RL trains on single-turn tasks (exact QA, schema); tool tasks are SFT + eval only "
-                        "(the RL arms are not scored on tools, to keep the run short)",
-                        "no reward model on the preference pairs; no human-written demonstrations",
-                        "async throughput on 2 shared cores: actor and learner compete for the same CPUs"],
-    }, packages=["torch", "tokenizers"], start=start)
-
+        done.append(seed)
+        write(done)  # after every seed, so an interrupted run still leaves what it measured
 
 if __name__ == "__main__":
     main()

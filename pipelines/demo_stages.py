@@ -162,13 +162,13 @@ def posttrain(demo, url: str) -> str:
     from training.posttrain.setup import chat_model
     data, sft, rl = _p(demo, "posttrain", "data"), _p(demo, "posttrain", "sft"), _p(demo, "posttrain", "rl")
     demo.verb("sft", "data", "--tokenizer", _p(demo, "tokenizer"), "--out", data, "--kinds", "qa", "--items", "20",
-              "--max-len", "256", "--overwrite")
+              "--max-len", "512", "--overwrite")
     demo.add_dataset(data)
     held = read_rows(data, split="heldout")[:6]
-    base, tok = chat_model(_p(demo, "train"), _p(demo, "tokenizer"), 256)
+    base, tok = chat_model(_p(demo, "train"), _p(demo, "tokenizer"), 512)
     before = evaluate(base, tok, held, ("exact",), max_new_tokens=8)["exact_accuracy"]
     demo.verb("sft", "train", "--init", _p(demo, "train"), "--tokenizer", _p(demo, "tokenizer"), "--data", data,
-              "--out", sft, "--max-seq-len", "256", "--steps", "20", "--batch", "4", "--lr", "2e-3",
+              "--out", sft, "--max-seq-len", "512", "--steps", "20", "--batch", "4", "--lr", "2e-3",
               "--checkpoint-every", "20")
     demo.verb("rl", "--sft", sft, "--data", data, "--out", rl, "--steps", "1", "--prompts", "2", "--group", "4",
               "--max-new-tokens", "8", "--candidates", "4", "--keep", "2", "--select-samples", "2",
