@@ -61,4 +61,9 @@ def write_preferences(pairs: list[dict], out: str, provenance: dict | None = Non
                       "chosen": [p["chosen"] for p in pairs], "rejected": [p["rejected"] for p in pairs]},
                      schema=PAIR_SCHEMA)
     write_dataset(out, "preference_pairs", table, provenance, overwrite=overwrite)
+    stats = ReportStats()
+    st = stats.stage("preference_pairs")
+    for _ in pairs:
+        st.record(True)
+    write_report(out, stats)
     return len(pairs)

@@ -5,11 +5,12 @@ import json
 
 import pytest
 
+from corpus.report import read_report
 from pipelines.cli import main
 from training.checkpoint import latest_checkpoint, load_trainer_state, save_model_weights
 from training.tokenizer import save_tokenizer
 
-from .conftest import TEXT, micro_model
+from .conftest import micro_model
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +28,7 @@ def test_sft_rl_eval_from_the_command_line(base, tmp_path, capsys):
                  "--max-len", "1024", "--preferences", str(tmp_path / "prefs")]) == 0
     out = capsys.readouterr().out
     assert "conversations kept" in out and "preference pairs" in out
+    assert read_report(str(tmp_path / "prefs")).stages["preference_pairs"].kept > 0
     sft = str(tmp_path / "sft")
     args = ["sft", "train", "--init", str(base / "ckpt"), "--tokenizer", str(base / "tok"), "--data", data,
             "--out", sft, "--steps", "3", "--batch", "2", "--checkpoint-every", "2", "--lr", "1e-3"]
