@@ -55,7 +55,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--items", type=int, default=80)
     ap.add_argument("--seq", type=int, default=512)
-    ap.add_argument("--sft-steps", type=int, default=30)
+    ap.add_argument("--sft-steps", type=int, default=120)
+    ap.add_argument("--sft-lr", type=float, default=2e-3)
     ap.add_argument("--rl-steps", type=int, default=6)
     ap.add_argument("--eval-per-task", type=int, default=12)
     ap.add_argument("--quick", action="store_true", help="tiny settings to smoke-test the script")
@@ -163,7 +164,7 @@ def main() -> None:
         torch.manual_seed(seed)
         sft = copy.deepcopy(base)
         t0 = time.process_time()
-        run_sft(sft, convs, SFTConfig(steps=a.sft_steps, batch=8, seq_len=a.seq, lr=1e-3, seed=seed,
+        run_sft(sft, convs, SFTConfig(steps=a.sft_steps, batch=8, seq_len=a.seq, lr=a.sft_lr, seed=seed,
                                       checkpoint_every=10 ** 6), os.path.join(work, f"sft-{seed}"),
                 pad_id=end)
         sft_cpu = time.process_time() - t0
