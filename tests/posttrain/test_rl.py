@@ -26,7 +26,7 @@ def test_advantage_is_zero_when_a_group_agrees():
     logp = torch.randn(4, 5, requires_grad=True)
     loss, _ = grpo_loss(logp, logp.detach(), logp.detach(), a[0], torch.ones(4, 5, dtype=torch.bool))
     loss.backward()
-    assert float(loss) == 0.0 and torch.equal(logp.grad, torch.zeros(4, 5))
+    assert float(loss.detach()) == 0.0 and torch.equal(logp.grad, torch.zeros(4, 5))
 
 
 def test_selection_keeps_the_highest_variance_prompts():
