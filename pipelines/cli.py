@@ -32,6 +32,9 @@ VERBS: dict[str, str] = {
     "model": "pipelines.commands.model",
     "compress": "pipelines.commands.compress",
     "generate": "pipelines.commands.generate",
+    "sft": "pipelines.commands.sft",
+    "rl": "pipelines.commands.rl",
+    "eval": "pipelines.commands.eval",
 }
 
 

@@ -187,6 +187,34 @@ def vision(demo, url: str) -> str:
             f"{fmt(ev.get('text_loss_after_adapt'))} -> {run}")
 
 
+def posttrain(demo, url: str) -> str:
+    """SFT then one short RL run on the model just trained; held-out QA accuracy before and after."""
+    from training.posttrain.data import read_rows
+    from training.posttrain.evaluate import evaluate
+    from training.posttrain.setup import chat_model
+    data, sft, rl = _p(demo, "posttrain", "data"), _p(demo, "posttrain", "sft"), _p(demo, "posttrain", "rl")
+    demo.verb("sft", "data", "--tokenizer", _p(demo, "tokenizer"), "--out", data, "--kinds", "qa", "--items", "20",
+              "--max-len", "512", "--overwrite")
+    demo.add_dataset(data)
+    held = read_rows(data, split="heldout")[:6]
+    base, tok = chat_model(_p(demo, "train"), _p(demo, "tokenizer"), 512)
+    before = evaluate(base, tok, held, ("exact",), max_new_tokens=8)["exact_accuracy"]
+    demo.verb("sft", "train", "--init", _p(demo, "train"), "--tokenizer", _p(demo, "tokenizer"), "--data", data,
+              "--out", sft, "--max-seq-len", "512", "--steps", "20", "--batch", "4", "--lr", "2e-3",
+              "--checkpoint-every", "20")
+    demo.verb("rl", "--sft", sft, "--data", data, "--out", rl, "--steps", "1", "--prompts", "2", "--group", "4",
+              "--max-new-tokens", "8", "--candidates", "4", "--keep", "2", "--select-samples", "2",
+              "--select-every", "2", "--checkpoint-every", "1")
+    from training.checkpoint import load_model_from_checkpoint
+    from training.posttrain.setup import checkpoint_dir
+    after = {name: evaluate(load_model_from_checkpoint(checkpoint_dir(d)), tok, held, ("exact",),
+                            max_new_tokens=8)["exact_accuracy"] for name, d in (("sft", sft), ("rl", rl))}
+    msg = (f"held-out QA exact accuracy ({len(held)} questions): base {before:.0%} -> SFT {after['sft']:.0%} "
+           f"-> SFT+RL {after['rl']:.0%}")
+    print(msg)
+    return msg
+
+
 STAGES = [
     ("crawl", "crawl", crawl),
     ("text", "text", text),
@@ -196,5 +224,6 @@ STAGES = [
     ("train", "train", train),
     ("recipe", "train", recipe),
     ("generate", "generate", generate),
+    ("posttrain", "sft", posttrain),
     ("vision", "train", vision),
 ]

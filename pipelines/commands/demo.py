@@ -22,7 +22,7 @@ def configure(p):
     p.add_argument("--fresh", action="store_true",
                    help="delete a previous demo output first (only a folder a demo run created: it holds "
                         f"{MARKER}; anything else is refused)")
-    p.add_argument("--skip", default="", help="comma-separated stages to skip (crawl,text,synth,clip,images,train,recipe,generate,vision)")
+    p.add_argument("--skip", default="", help="comma-separated stages to skip (crawl,text,synth,clip,images,train,recipe,generate,posttrain,vision)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port of the demo site on 127.0.0.1 (default {DEFAULT_PORT}). Page ids hash the URL, port "
                         "included, so a fixed port makes two demo runs give the same ids and outputs; 0 picks a "

@@ -16,11 +16,14 @@ examples:
   cidermill generate --checkpoint big/ --draft small/ --prompt "..." --temperature 0.8 --seed 1
   cidermill generate --checkpoint run/ --adapter recovery/ --prompt "..."
   cidermill generate --checkpoint out/qat2/model.packed --adapter out/qat2/lora --prompt "..."
+  cidermill generate --checkpoint out/sft --prompt "..." --guard
 
 --schema names a dataclass, enum or pydantic model as module:Type (the module is imported from the
 current directory or PYTHONPATH); the output is decoded under its grammar and printed as JSON.
 --tools names a module: its public functions with type annotations (or the list TOOLS in it) become
-the tools; their calls run concurrently under --tool-timeout and errors go back to the model."""
+the tools; their calls run concurrently under --tool-timeout and errors go back to the model.
+--guard runs the safety filter on the prompt and on the output; a failing one prints a typed
+refusal {"refusal": {"stage": "input"|"output", "reason": ..., "scores": ...}} instead and exits 3."""
 BEAM = False
 
 
@@ -44,6 +47,7 @@ def configure(p):
     p.add_argument("--tool-timeout", type=float, default=10.0, help="seconds per tool call (default 10)")
     p.add_argument("--no-format-in-prompt", action="store_true", help="do not add the schema to the prompt")
     p.add_argument("--stats", action="store_true", help="print tokens/s and acceptance to stderr")
+    p.add_argument("--guard", action="store_true", help="safety-check prompt and output; refuse (exit 3) on either")
 
 
 def _import(spec: str, what: str):
@@ -79,6 +83,8 @@ def run(args, beam_args) -> int:
     from inference.tools import run_with_tools
 
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if args.guard:
+        return _guarded(args, prompt)
     if args.max_new_tokens < 1:
         raise ConfigError("--max-new-tokens must be >= 1")
     type_ = _import(args.schema, "schema") if args.schema else None
@@ -112,6 +118,27 @@ def run(args, beam_args) -> int:
         print(f"{s.tokens} tokens in {s.seconds:.2f}s ({s.tokens / max(s.seconds, 1e-9):.1f} tokens/s)"
               + (f", draft acceptance {s.acceptance:.0%}" if s.drafted else ""), file=sys.stderr)
     return 0
+
+
+def _guarded(args, prompt: str) -> int:
+    """--guard: the whole request under the input and output safety checks."""
+    from inference.guard import Guard
+    guard = Guard()
+    refusal = guard.check(prompt, "input")
+    if refusal is None:
+        import io
+        from contextlib import redirect_stdout
+        buf = io.StringIO()
+        args.guard = False
+        with redirect_stdout(buf):
+            rc = run(args, None)
+        text = buf.getvalue()
+        refusal = guard.check(text, "output")
+        if refusal is None:
+            sys.stdout.write(text)
+            return rc
+    print(json.dumps(refusal.to_json()))
+    return 3
 
 
 def _dump(value) -> str:

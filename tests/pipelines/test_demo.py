@@ -25,10 +25,11 @@ def test_demo_runs_every_stage(tmp_path):
     # the error line of a failing stage is the last thing printed: show the end of the merged output
     assert r.returncode == 0, r.stdout[-6000:]
     summary = r.stdout[r.stdout.index("cidermill demo finished"):]
-    for stage in ("crawl", "text", "synth", "clip", "images", "train", "vision"):
+    for stage in ("crawl", "text", "synth", "clip", "images", "train", "posttrain", "vision"):
         line = next(l for l in summary.splitlines() if l.strip().startswith(stage))
         assert "done in" in line, line
     assert "held-out QA accuracy" in next(l for l in summary.splitlines() if l.strip().startswith("vision"))
+    assert "base" in next(l for l in summary.splitlines() if l.strip().startswith("posttrain"))
     for d in ("crawl/pages", "crawl/log", "text", "synth/charts", "synth/captions", "synth/tables",
               "images/pairs", "images/interleaved", "tokens"):
         assert verify_dataset(str(out / d)) == [], d

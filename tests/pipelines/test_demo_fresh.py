@@ -12,7 +12,7 @@ from pipelines.commands.demo import MARKER
 def _demo(out, *extra):
     # --skip every stage: the run only prepares --out, starts the site and prints the summary
     return subprocess.run([sys.executable, "-m", "pipelines.cli", "demo", "--out", str(out), "--port", "0",
-                           "--skip", "crawl,text,synth,clip,images,train,generate,vision", *extra],
+                           "--skip", "crawl,text,synth,clip,images,train,generate,posttrain,vision", *extra],
                           capture_output=True, text=True, timeout=300)
 
 

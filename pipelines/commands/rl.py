@@ -1,0 +1,92 @@
+"""`cidermill rl`: GRPO-style RL with verifiable rewards from an SFT run."""
+from __future__ import annotations
+
+import argparse
+
+HELP = "GRPO-style RL on verifiable tasks (exact QA, schema answers) with reward-variance prompt selection"
+DESCRIPTION = HELP + """
+
+examples:
+  cidermill rl --sft out/sft --data out/sft-data --out out/rl --steps 50
+  cidermill rl --sft out/sft --data out/sft-data --out out/rl-random --selection random
+  cidermill rl --sft out/sft --data out/sft-data --out out/rl-async --async --max-staleness 2
+  cidermill rl ... --out out/rl                   # run again: resumes exactly (sync runs)
+
+Each step samples --group completions for each of --prompts prompts, scores them (a reward that
+raises or exceeds --reward-timeout scores 0 and is logged), and takes one clipped policy-gradient
+step with a KL penalty to the SFT model. --selection variance re-scores --candidates prompts every
+--select-every steps and keeps the --keep whose rewards vary most. --async runs the actor in its
+own thread; samples carry their policy version and are never older than --max-staleness updates
+(the clipped importance ratio corrects for the rest). Prompts come from the dataset's train split."""
+BEAM = False
+
+
+def configure(p):
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("--sft", required=True, help="SFT run directory (or checkpoint); also the KL reference")
+    p.add_argument("--data", required=True, help="conversations dataset (`cidermill sft data`)")
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--tokenizer", help="chat tokenizer (default: the one saved in the SFT run)")
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--prompts", type=int, default=4, help="prompts per step")
+    p.add_argument("--group", type=int, default=4, help="completions per prompt")
+    p.add_argument("--max-new-tokens", type=int, default=24)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--lr", type=float, default=5e-5)
+    p.add_argument("--kl-beta", type=float, default=0.05)
+    p.add_argument("--clip-eps", type=float, default=0.2)
+    p.add_argument("--selection", choices=("variance", "random", "all"), default="variance")
+    p.add_argument("--select-every", type=int, default=10, help="K: refresh the selection every K steps")
+    p.add_argument("--candidates", type=int, default=32, help="prompts scored per refresh")
+    p.add_argument("--keep", type=int, default=8, help="prompts kept per refresh")
+    p.add_argument("--select-samples", type=int, default=4, help="completions per candidate when scoring")
+    p.add_argument("--async", dest="asynchronous", action="store_true", help="actor in its own thread")
+    p.add_argument("--max-staleness", type=int, default=1, help="with --async: oldest policy version allowed")
+    p.add_argument("--reward-timeout", type=float, default=2.0)
+    p.add_argument("--checkpoint-every", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args, beam_args) -> int:
+    import copy
+    import os
+
+    import torch
+
+    from corpus.errors import ConfigError
+    from training.checkpoint import load_model_from_checkpoint
+    from training.posttrain.chat import END
+    from training.posttrain.data import read_rows, rl_prompts
+    from training.posttrain.rl import RLConfig, run_rl
+    from training.posttrain.setup import checkpoint_dir, save_chat_tokenizer
+    from training.tokenizer import load_tokenizer
+    for name in ("steps", "prompts", "group", "select_every", "candidates", "keep", "select_samples"):
+        if getattr(args, name) < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1")
+    if args.max_staleness < 0:
+        raise ConfigError("--max-staleness must be >= 0")
+    torch.manual_seed(args.seed)
+    ck = checkpoint_dir(args.sft)
+    tok = load_tokenizer(args.tokenizer or os.path.join(args.sft, "tokenizer"))
+    if tok.token_to_id(END) is None:
+        raise ConfigError("the tokenizer has no chat markers: give the SFT run's tokenizer")
+    model = load_model_from_checkpoint(ck)
+    ref = copy.deepcopy(model)
+    pool, dropped = rl_prompts(tok, read_rows(args.data, split="train"), model.config.max_seq_len, args.max_new_tokens)
+    if not pool:
+        raise ConfigError(f"{args.data}: no single-turn verifiable prompt fits the context (dropped: {dict(dropped)})")
+    os.makedirs(args.out, exist_ok=True)
+    save_chat_tokenizer(tok, args.out)
+    cfg = RLConfig(steps=args.steps, prompts_per_step=args.prompts, group=args.group,
+                   max_new_tokens=args.max_new_tokens, temperature=args.temperature, lr=args.lr,
+                   clip_eps=args.clip_eps, kl_beta=args.kl_beta, selection=args.selection,
+                   select_every=args.select_every, select_candidates=args.candidates, select_keep=args.keep,
+                   select_samples=args.select_samples, asynchronous=args.asynchronous,
+                   max_staleness=args.max_staleness if args.asynchronous else 0,
+                   reward_timeout=args.reward_timeout, seed=args.seed, checkpoint_every=args.checkpoint_every)
+    print(f"rl: {len(pool)} prompts ({sum(dropped.values())} set aside: {dict(dropped)})")
+    res = run_rl(model, ref, pool, cfg, args.out, tok.token_to_id(END), tok.decode, log=print)
+    print(f"rl: step {res.step}, {res.generations} completions, {res.new_tokens} tokens sampled, "
+          f"stale batches dropped {res.dropped_stale}, reward errors {res.reward_errors}, "
+          f"non-finite steps {res.nan_steps or 'none'}")
+    return 0

@@ -1,0 +1,137 @@
+"""`cidermill sft data|train`: build SFT conversations from the project's own sources, and fine-tune."""
+from __future__ import annotations
+
+import argparse
+
+HELP = "post-training data (QA, documents, guided format, tool trajectory trees) and supervised fine-tuning"
+DESCRIPTION = HELP + """
+
+examples:
+  cidermill sft data --tokenizer out/tok --out out/sft-data --items 400
+  cidermill sft data --tokenizer out/tok --out out/sft-docs --kinds docs --documents out/text
+  cidermill sft data --tokenizer out/tok --out out/sft-tools --kinds tools --preferences out/prefs
+  cidermill sft train --init out/train --tokenizer out/tok --data out/sft-data --out out/sft --steps 200
+  cidermill sft train ... --out out/sft           # run again: resumes exactly from the newest checkpoint
+
+`data` writes a conversations dataset (held-out rows marked split=heldout, from source tables the
+training rows never use) with a report of dropped rows by reason. `train` adds the chat markers
+to the tokenizer and the model (new embedding rows = mean of their pieces), trains on assistant
+tokens only, and skips (and records) any step whose loss is not finite."""
+BEAM = False
+KINDS = ("qa", "guided", "tools", "docs")
+
+
+def configure(p):
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    sub = p.add_subparsers(dest="sft_cmd", metavar="data|train", required=True)
+    d = sub.add_parser("data", help="build a conversations dataset", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("--tokenizer", required=True, help="base tokenizer (the chat markers are added)")
+    d.add_argument("--out", required=True, help="output dataset directory")
+    d.add_argument("--kinds", default="qa,guided,tools", help=f"comma list of {','.join(KINDS)} (default qa,guided,tools)")
+    d.add_argument("--items", type=int, default=200, help="source items per kind (default 200)")
+    d.add_argument("--documents", help="documents dataset (text, language) for --kinds docs")
+    d.add_argument("--max-docs", type=int, default=500)
+    d.add_argument("--error-rate", type=float, default=0.3, help="share of tool turns given an injected error")
+    d.add_argument("--preferences", help="also write the trajectory trees' preference pairs here")
+    d.add_argument("--max-len", type=int, default=1024, help="context the conversations must fit (tokens)")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--overwrite", action="store_true")
+    t = sub.add_parser("train", help="supervised fine-tuning on a conversations dataset", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--init", required=True, help="pretrained checkpoint or run directory")
+    t.add_argument("--tokenizer", required=True, help="the base model's tokenizer")
+    t.add_argument("--data", required=True, help="conversations dataset (`cidermill sft data`)")
+    t.add_argument("--out", required=True, help="run directory (checkpoints, log, chat tokenizer)")
+    t.add_argument("--steps", type=int, default=200)
+    t.add_argument("--batch", type=int, default=8, help="conversations per step")
+    t.add_argument("--seq-len", type=int, default=None, help="packed row length (default: the model's context)")
+    t.add_argument("--max-seq-len", type=int, default=None,
+                   help="raise the model's context for chat prompts (RoPE positions; default: the checkpoint's)")
+    t.add_argument("--lr", type=float, default=3e-4)
+    t.add_argument("--checkpoint-every", type=int, default=50)
+    t.add_argument("--seed", type=int, default=0)
+
+
+def run(args, beam_args) -> int:
+    import os
+
+    from corpus.errors import ConfigError
+    if args.sft_cmd == "data":
+        return _data(args)
+    import torch
+    from training.posttrain.data import encode_rows, read_rows
+    from training.posttrain.setup import chat_model, save_chat_tokenizer
+    from training.posttrain.sft import SFTConfig, run_sft
+    torch.manual_seed(args.seed)
+    model, tok = chat_model(args.init, args.tokenizer, args.max_seq_len)
+    seq = args.seq_len or model.config.max_seq_len
+    if seq > model.config.max_seq_len:
+        raise ConfigError(f"--seq-len {seq} exceeds the model's context {model.config.max_seq_len}")
+    rows = read_rows(args.data, split="train")
+    convs, dropped = encode_rows(tok, rows, seq + 1)
+    if not convs:
+        raise ConfigError(f"{args.data}: no training conversation fits {seq} tokens (dropped: {dict(dropped)})")
+    os.makedirs(args.out, exist_ok=True)
+    save_chat_tokenizer(tok, args.out)
+    cfg = SFTConfig(steps=args.steps, batch=args.batch, seq_len=seq, lr=args.lr, seed=args.seed,
+                    checkpoint_every=args.checkpoint_every)
+    print(f"sft: {len(convs)} conversations ({sum(dropped.values())} dropped: {dict(dropped)})")
+    out = run_sft(model, convs, cfg, args.out, pad_id=tok.token_to_id("<|end|>"), log=print)
+    print(f"sft: step {out['step']} in {args.out}; non-finite steps skipped: {out['nan_steps'] or 'none'}")
+    return 0
+
+
+def _data(args) -> int:
+    import os
+
+    from corpus.errors import ConfigError
+    from pipelines.sft_data.write import write_conversations, write_preferences
+    from training.posttrain.chat import add_chat_tokens
+    from training.tokenizer import load_tokenizer
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise ConfigError(f"--kinds: unknown {', '.join(bad)} (known: {', '.join(KINDS)})")
+    if args.items < 1:
+        raise ConfigError("--items must be >= 1")
+    if "docs" in kinds and not args.documents:
+        raise ConfigError("--kinds docs needs --documents DATASET")
+    tok, _ = add_chat_tokens(load_tokenizer(args.tokenizer))
+    rows: list = []
+    trees = []
+    if "qa" in kinds:
+        from pipelines.sft_data.instructions import qa_conversations
+        rows += qa_conversations(args.seed, args.items)
+    if "guided" in kinds:
+        from pipelines.sft_data.guided import guided_conversations
+        rows += guided_conversations(args.seed, args.items)
+    if "tools" in kinds:
+        from pipelines.sft_data.trajectories import tool_conversations
+        tools = list(tool_conversations(args.seed, args.items, args.error_rate))
+        rows += tools
+        trees = tools
+    if "docs" in kinds:
+        from corpus.reader import open_dataset
+        from pipelines.sft_data.instructions import document_conversations
+        if not os.path.isdir(args.documents):
+            raise ConfigError(f"{args.documents}: no such dataset directory")
+        ds = open_dataset(args.documents)
+        docs = []
+        for r in ds.iter_rows(["id", "text", "language"] if "language" in ds.schema.names else ["id", "text"]):
+            docs.append(r)
+            if len(docs) >= args.max_docs:
+                break
+        rows += document_conversations(docs)
+    stats = write_conversations(rows, args.out, tok, args.max_len, "sft_data",
+                                {"kinds": kinds, "items": args.items, "seed": args.seed}, overwrite=args.overwrite)
+    st = stats.stages["sft_data"]
+    print(f"sft data: {st.kept} conversations kept of {st.rows_in} in {args.out}; dropped {dict(st.dropped) or 'none'}")
+    if args.preferences:
+        import json
+
+        from pipelines.sft_data.trajectories import preference_pairs
+        pairs = [{"id": f"{r['id']}-{k}", **p} for r in trees for k, p in enumerate(preference_pairs(json.loads(r["tree"])))]
+        n = write_preferences(pairs, args.preferences, overwrite=args.overwrite)
+        print(f"preference pairs: {n} in {args.preferences}")
+    return 0
