@@ -42,7 +42,7 @@ class Trees:
     def to_json(self) -> dict:
         return {"format": "cidermill.gbdt/1", "depth": self.depth, "base": self.base, "features": self.names,
                 "meta": self.meta, "feat": self.feats.tolist(),
-                "thr": [[float(f"{x:.6g}") if np.isfinite(x) else 1e300 for x in row] for row in self.thrs],
+                "thr": [[float(x) if np.isfinite(x) else 1e300 for x in row] for row in self.thrs],  # exact: a value can sit on a cut
                 "leaf": [[float(f"{x:.5g}") for x in row] for row in self.leaves]}
 
     @classmethod

@@ -22,7 +22,7 @@ from crawl.urls import host_of, try_canonicalize, url_id
 MAX_RECORD_BYTES = 10 * 1024 * 1024
 
 
-def iter_warc_pages(path: str, user_agent: str = "CiderBot", fast: bool = False,
+def iter_warc_pages(path: str, user_agent: str = "CiderBot", fast: bool | None = None,
                     skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """PAGES rows from one WARC file (.warc or .warc.gz)."""
     from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415
