@@ -1,11 +1,11 @@
 """Main content and structure of an HTML page: text, title, metadata, images in place, tables, links.
 
 The page is cut into blocks (crawl/extract_blocks.py: paragraphs, list items, headings, table rows,
-...) and a two-stage gradient-boosted model (crawl/extract_stages.py; crawl/extract_model.json,
-rebuilt by `cidermill train-extractor`) keeps the blocks that are main content. Stage one scores each
-block from its own features, its layout (crawl/extract_layout.py) and trafilatura's vote (main text
-and comments read apart); stage two rescores it from the scores of its neighbours, containers and
-look-alikes (crawl/extract_context.py). Forum posts, answers, product descriptions and listings
+...) and a gradient-boosted block model (crawl/extract_stages.py; crawl/extract_model.json, rebuilt
+by `cidermill train-extractor`) keeps the blocks that are main content. It scores each block from
+its own features, its place in the page's layout (crawl/extract_layout.py) and trafilatura's vote
+(main text and comments read apart); an optional second stage rescores it from the scores of its
+neighbours, containers and look-alikes (crawl/extract_context.py). Forum posts, answers, product descriptions and listings
 count as content when they look like it. The kept blocks, in page order and one per line, are the
 text; every image next to a kept block gets the character offset where it sits, the text right
 before and after it and its figure caption (an interleaved document); a table gets the offset of

@@ -1,5 +1,5 @@
-"""The shipped block model: stage one scores blocks from their own features, stage two rescores
-them from the scores around them (crawl/extract_context.py).
+"""The shipped block model: stage one scores blocks from their own features; an optional stage two
+rescores them from the scores around them (crawl/extract_context.py).
 
 One JSON file holds both tree ensembles (crawl/gbdt.py) and what training chose: the cut on the
 final score and which trafilatura vote the features were computed with. A plain single-ensemble
@@ -32,6 +32,7 @@ class BlockModel:
 
     def score(self, rows: np.ndarray, blocks=None, words=None) -> np.ndarray:
         """Final per-block scores for one page (rows: its stage-one feature rows)."""
+        rows = np.asarray(rows, dtype=np.float32).astype(np.float64)   # as in training
         prob = self.stage1.predict(rows)
         if self.stage2 is None or blocks is None:
             return prob

@@ -200,47 +200,38 @@ def out_of_fold(X, y, sw, page_of, pages: list[DevPage], folds: int, log=print, 
     return prob
 
 
-def context_matrix(prob: np.ndarray, X: np.ndarray, words: np.ndarray, page_of: np.ndarray, blocks_of) -> np.ndarray:
-    """Second-stage rows (crawl/extract_context.py) for every page, from first-stage scores `prob`."""
-    from crawl.extract_context import context_features, context_keys  # noqa: PLC0415
+def context_matrix(prob: np.ndarray, X: np.ndarray, words: np.ndarray, page_of: np.ndarray, keys_of) -> np.ndarray:
+    """Second-stage rows (crawl/extract_context.py) for every page, from first-stage scores `prob`;
+    keys_of: each page's context_keys (None for a page without blocks)."""
+    from crawl.extract_context import context_features  # noqa: PLC0415
     out = []
-    starts = np.searchsorted(page_of, np.arange(len(blocks_of)), side="left")
-    ends = np.searchsorted(page_of, np.arange(len(blocks_of)), side="right")
-    for k, blocks in enumerate(blocks_of):
-        if blocks:
+    starts = np.searchsorted(page_of, np.arange(len(keys_of)), side="left")
+    ends = np.searchsorted(page_of, np.arange(len(keys_of)), side="right")
+    for k, keys in enumerate(keys_of):
+        if keys is not None:
             s, e = starts[k], ends[k]
-            anc, path = context_keys(blocks)
-            out.append(context_features(prob[s:e], words[s:e], anc, path, X[s:e]))
+            out.append(context_features(prob[s:e], words[s:e], keys[0], keys[1], X[s:e]))
     return np.vstack(out)
 
 
-def train_extractor(data_dir: str, out: str, trees: int = 100, depth: int = 5, seed: int = 0, limit: int | None = None,
-                    log=print, folds: int = 5, stage2: bool = True, vote_fast: bool = False,
-                    lr: float = 0.15, subsample: float = 0.5, stage2_trees: int = 80, stage2_depth: int = 4) -> dict:
-    """Train on the tuning part of `data_dir`, write the model JSON to `out`, return its meta.
-
-    Stage one is fitted on all tuning pages. With `stage2` (and enough domains for `folds`), stage
-    one's out-of-fold scores feed the second stage; the cut is chosen on the second stage's own
-    out-of-fold scores (two nested looks at unseen sites, both by domain)."""
+def fit_block_model(X, y, words, page_of, pages: list[DevPage], keys_of, pick_threshold, trees: int = 60,
+                    depth: int = 5, seed: int = 0, log=print, folds: int = 5, stage2: bool = False,
+                    lr: float = 0.2, subsample: float = 0.5, stage2_trees: int = 60, stage2_depth: int = 4):
+    """(stage-1 trees, stage-2 trees or None, meta) from block rows. Stage one is fitted on all
+    tuning pages. With `stage2` (and enough domains for `folds`), stage one's out-of-fold scores feed
+    the second stage, and the cut is chosen on the second stage's own out-of-fold scores (two nested
+    looks at unseen sites, both by domain). pick_threshold(prob, thresholds=None) -> (cut, mean F1)."""
     from crawl import gbdt  # noqa: PLC0415
     from crawl.extract_blocks import FEATURES  # noqa: PLC0415
     from crawl.extract_context import CONTEXT_FEATURES  # noqa: PLC0415
-    from crawl.extract_stages import BlockModel  # noqa: PLC0415
-
-    pages = load_dev(data_dir, part="tune", limit=limit)
-    if not pages:
-        raise ValueError(f"no tuning pages found in {data_dir}")
-    log(f"train-extractor: {len(pages)} tuning pages")
-    X, y, words, page_of, blocks_of = build_dataset(pages, log=log, fast=vote_fast)
-    if len(X) == 0 or y.min() == y.max():
-        raise ValueError("the tuning pages gave no usable blocks (need both content and boilerplate)")
+    X = np.asarray(X, dtype=np.float32).astype(np.float64)   # what the extractor feeds the model
     sw = block_weights(words, page_of)
     fit1 = dict(trees=trees, depth=depth, lr=lr, subsample=subsample, seed=seed)
     log(f"train-extractor: {len(X)} blocks, {int(y.sum())} labelled content; stage 1: {trees} trees of depth {depth}")
     s1 = gbdt.train(X, y, sw, names=list(FEATURES), log=log, **fit1)
     oof1 = out_of_fold(X, y, sw, page_of, pages, folds, log=log, **fit1) if folds >= 2 else None
     s2, how = None, "in-sample"
-    oof1_f = best_threshold(oof1, page_of, blocks_of, pages)[1] if oof1 is not None else None
+    oof1_f = pick_threshold(oof1)[1] if oof1 is not None else None
     if oof1_f is not None:
         log(f"train-extractor: stage 1 out-of-fold page F1 {oof1_f:.4f}")
     if oof1 is None:
@@ -250,25 +241,48 @@ def train_extractor(data_dir: str, out: str, trees: int = 100, depth: int = 5, s
         final_oof, final_in = oof1, s1.predict(X)
         how = f"{folds}-fold out-of-fold by domain"
     else:
-        X2 = context_matrix(oof1, X, words, page_of, blocks_of)
+        X2 = context_matrix(oof1, X, words, page_of, keys_of)
         fit2 = dict(trees=stage2_trees, depth=stage2_depth, lr=lr, subsample=subsample, seed=seed)
         log(f"train-extractor: stage 2 on out-of-fold stage-1 scores: {stage2_trees} trees of depth {stage2_depth}")
         s2 = gbdt.train(X2, y, sw, names=list(CONTEXT_FEATURES), **fit2)
         final_oof = out_of_fold(X2, y, sw, page_of, pages, folds, log=log, what="stage 2", **fit2)
-        final_in = s2.predict(context_matrix(s1.predict(X), X, words, page_of, blocks_of))
+        final_in = s2.predict(context_matrix(s1.predict(X), X, words, page_of, keys_of))
         how = f"{folds}-fold out-of-fold by domain (both stages)"
-    if final_oof is None:
-        thr, oof_f = best_threshold(final_in, page_of, blocks_of, pages)
-    else:
-        thr, oof_f = best_threshold(final_oof, page_of, blocks_of, pages)
-    f = best_threshold(final_in, page_of, blocks_of, pages, thresholds=(thr,))[1]
+    thr, oof_f = pick_threshold(final_in if final_oof is None else final_oof)
+    f = pick_threshold(final_in, thresholds=(thr,))[1]
     meta = {"threshold": thr, "threshold_from": how, "oof_f1": round(oof_f, 4) if final_oof is not None else None,
-            "stage1_oof_f1": round(oof1_f, 4) if oof1_f is not None else None, "tune_pages": len(pages), "tune_blocks": int(len(X)), "tune_f1": round(f, 4), "vote_fast": vote_fast,
-            "stages": 2 if s2 is not None else 1, "seed": seed,
+            "stage1_oof_f1": round(oof1_f, 4) if oof1_f is not None else None, "tune_pages": len(pages),
+            "tune_blocks": int(len(X)), "tune_f1": round(f, 4), "stages": 2 if s2 is not None else 1, "seed": seed,
+            "trees": [trees, stage2_trees if s2 is not None else 0], "lr": lr, "subsample": subsample,
             "split": f"domain sha256 salt {SPLIT_SALT!r}, held-out share {HOLDOUT_SHARE}"}
+    return s1, s2, meta
+
+
+def train_extractor(data_dir: str, out: str, trees: int = 60, depth: int = 5, seed: int = 0, limit: int | None = None,
+                    log=print, folds: int = 5, stage2: bool = False, vote_fast: bool = False, **fit) -> dict:
+    """Train on the tuning part of `data_dir`, write the model JSON to `out`, return its meta."""
+    from crawl.extract_context import context_keys  # noqa: PLC0415
+    from crawl.extract_stages import BlockModel  # noqa: PLC0415
+
+    pages = load_dev(data_dir, part="tune", limit=limit)
+    if not pages:
+        raise ValueError(f"no tuning pages found in {data_dir}")
+    log(f"train-extractor: {len(pages)} tuning pages")
+    X, y, words, page_of, blocks_of = build_dataset(pages, log=log, fast=vote_fast)
+    if len(X) == 0 or y.min() == y.max():
+        raise ValueError("the tuning pages gave no usable blocks (need both content and boilerplate)")
+    keys_of = [context_keys(b) if b else None for b in blocks_of]
+
+    def pick(prob, thresholds=None):
+        return best_threshold(prob, page_of, blocks_of, pages, **({"thresholds": thresholds} if thresholds else {}))
+
+    s1, s2, meta = fit_block_model(X, y, words, page_of, pages, keys_of, pick, trees=trees, depth=depth, seed=seed,
+                                   log=log, folds=folds, stage2=stage2, **fit)
+    meta["vote_fast"] = vote_fast
     model = BlockModel(s1, s2, meta)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     model.save(out)
-    log(f"train-extractor: threshold {thr} ({how}), out-of-fold page F1 {meta['oof_f1']}, tuning-part page F1 "
-        f"{f:.4f}; wrote {out} ({os.path.getsize(out) / 1024:.0f} KiB)")
+    log(f"train-extractor: threshold {meta['threshold']} ({meta['threshold_from']}), out-of-fold page F1 "
+        f"{meta['oof_f1']}, tuning-part page F1 {meta['tune_f1']:.4f}; wrote {out} "
+        f"({os.path.getsize(out) / 1024:.0f} KiB)")
     return meta

@@ -17,15 +17,15 @@ def configure(p) -> None:
                    "metadata-dev.json")
     p.add_argument("--out", required=True, metavar="FILE", help="model JSON to write (crawl/extract_model.json "
                    "replaces the shipped one)")
-    p.add_argument("--trees", type=int, default=100)
+    p.add_argument("--trees", type=int, default=60)
     p.add_argument("--depth", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=None, help="use only the first N tuning pages (a quick look)")
     p.add_argument("--folds", "--threshold-folds", type=int, default=5, metavar="K",
-                   help="cross-validation folds by domain: the second stage learns from out-of-fold first-stage "
-                        "scores and the cut is picked on out-of-fold scores (2K more fits); 0 = one stage, cut "
-                        "picked on the model's own training pages")
-    p.add_argument("--one-stage", action="store_true", help="no second (context) stage")
+                   help="cross-validation folds by domain: the cut is picked on out-of-fold scores (K more fits; "
+                        "the second stage, if any, learns from them); 0 = cut picked on the training pages")
+    p.add_argument("--stage2", action="store_true", help="add the second (context) stage: rescore blocks from "
+                   "their neighbours' out-of-fold scores (off by default: it did not help in cross-validation)")
     p.add_argument("--vote", choices=("full", "fast"), default="full",
                    help="trafilatura vote the features use: full (with its fallback extractors) or fast")
 
@@ -40,7 +40,7 @@ def run(args, beam_args) -> int:
         raise CidermillError(f"--data {args.data}: not a folder")
     try:
         train_extractor(args.data, args.out, trees=args.trees, depth=args.depth, seed=args.seed, limit=args.limit,
-                        folds=args.folds, stage2=not args.one_stage and args.folds >= 2,
+                        folds=args.folds, stage2=args.stage2 and args.folds >= 2,
                         vote_fast=args.vote == "fast",
                         log=lambda m: print(m, flush=True))
     except (FileNotFoundError, ValueError) as e:

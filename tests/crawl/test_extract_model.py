@@ -77,7 +77,7 @@ def test_train_extractor_cli_on_a_small_folder(tmp_path, capsys):
     assert len(load_dev(str(data), part="tune")) == 8
     out = tmp_path / "model.json"
     assert cli_main(["train-extractor", "--data", str(data), "--out", str(out), "--trees", "8", "--depth", "3",
-                     "--folds", "2"]) == 0
+                     "--folds", "2", "--stage2"]) == 0
     model = BlockModel.load(str(out))
     assert model.stage1.names == list(FEATURES) and model.stage2.names == list(CONTEXT_FEATURES)
     assert 0.2 <= model.threshold <= 0.8 and model.meta["tune_f1"] > 0.9 and model.vote_fast is False
