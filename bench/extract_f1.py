@@ -5,7 +5,7 @@ Data (read at run time, never copied into the repository):
     rule of crawl/extract_train.py: the model is trained on the `tune` part only; `held` is the check;
   - devdata/aeb (181 news pages with true article text).
 Extractors, all on the same pages in one run:
-  - cidermill: crawl/extract.py (block classifier over trafilatura's vote), the crawler's text column;
+  - cidermill: crawl/extract.py (two-stage block model over trafilatura's full vote), the crawler's text column;
   - trafilatura.extract() with its defaults;
   - trafilatura.extract() with cidermill's former flags (include_comments=False, fast=True);
   - resiliparse extract_plain_text(main_content=True), in a bench venv this script builds itself
@@ -87,6 +87,24 @@ def load_aeb(data_dir: str, tmp: str, limit: int | None):
     return items
 
 
+TYPES = ("article", "documentation", "service", "forum", "listing", "product", "collection")
+
+
+def markdown_table(rec: dict) -> str:
+    """The README's per-set, per-extractor table from a results file (no figure typed by hand)."""
+    start = (rec.get("start") or {}).get("loadavg") or [0.0]
+    out = [f"Word F1 from `bench/results/extract_f1.json` ({rec['date'][:10]}; load average {start[0]:.1f} on "
+           f"{rec.get('machine', {}).get('cores', '?')} cores at start, so CPU figures are process CPU time):", "",
+           "| set | extractor | F1 | P | R | found | CPU ms/page | " + " | ".join(TYPES) + " |",
+           "|---|---|---|---|---|---|---|" + "---|" * len(TYPES)]
+    for set_name in ("wcxb-held", "wcxb-tune", "aeb"):
+        for name, r in (rec["sets"].get(set_name) or {}).items():
+            cells = [f"{r['per_type'][t]['f1']:.3f}" if t in r["per_type"] else "" for t in TYPES]
+            out.append(f"| {set_name} ({r['pages']}) | {name} | {r['f1']:.3f} | {r['precision']:.3f} | "
+                       f"{r['recall']:.3f} | {r['found']:.3f} | {r['cpu_ms_per_page']:.0f} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--wcxb", default=os.environ.get("WCXB_DIR", os.path.join(DEFAULT_SCRATCH, "wcxb", "wcxb-dev")))
@@ -94,7 +112,12 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="pages per data set (quick look)")
     ap.add_argument("--scratch", default=DEFAULT_SCRATCH, help="where the resiliparse venv lives")
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--table", metavar="JSON", help="only print the README table of a saved results file")
     args = ap.parse_args()
+    if args.table:
+        with open(args.table, encoding="utf-8") as f:
+            print(markdown_table(json.load(f)))
+        return 0
     from bench.results import save_result, start_conditions
     start = start_conditions()
     import trafilatura

@@ -77,7 +77,7 @@ class CrawlConfig:
     render_context_reuse: int = 1             # pages of one host a browser context renders, wiped between (1: fresh each)
     skip_media: bool = True
     sitemaps: bool = True
-    fast_extract: bool = True               # trafilatura's vote without its fallbacks (the model was trained so)
+    fast_extract: bool | None = None        # trafilatura vote without its fallbacks; None: as the shipped model was trained
     extract_workers: int = 0                  # extraction processes (0: one per core; 1: in the crawler's process)
     keep_raw_html: bool = True
     pdf: bool = True                        # fetch application/pdf too (text layer via crawl.pdf)

@@ -1,9 +1,11 @@
 """Main content and structure of an HTML page: text, title, metadata, images in place, tables, links.
 
 The page is cut into blocks (crawl/extract_blocks.py: paragraphs, list items, headings, table rows,
-...) and a small gradient-boosted classifier (crawl/extract_model.json, rebuilt by
-`cidermill train-extractor`) keeps the blocks that are main content. Its inputs include trafilatura's
-vote (main text and comments read apart), so forum posts, answers, product descriptions and listings
+...) and a gradient-boosted block model (crawl/extract_stages.py; crawl/extract_model.json, rebuilt
+by `cidermill train-extractor`) keeps the blocks that are main content. It scores each block from
+its own features, its place in the page's layout (crawl/extract_layout.py) and trafilatura's vote
+(main text and comments read apart); an optional second stage rescores it from the scores of its
+neighbours, containers and look-alikes (crawl/extract_context.py). Forum posts, answers, product descriptions and listings
 count as content when they look like it. The kept blocks, in page order and one per line, are the
 text; every image next to a kept block gets the character offset where it sits, the text right
 before and after it and its figure caption (an interleaved document); a table gets the offset of
@@ -230,13 +232,13 @@ def _date(doc) -> str | None:
 
 
 def _model():
-    """The shipped block classifier (crawl/extract_model.json), loaded once; None if absent."""
+    """The shipped block model (crawl/extract_model.json), loaded once; None if absent."""
     global _MODEL
     if _MODEL is None:
         try:
-            from crawl.gbdt import Trees  # noqa: PLC0415
-            _MODEL = Trees.load(MODEL_PATH)
-        except (OSError, ValueError):
+            from crawl.extract_stages import BlockModel  # noqa: PLC0415
+            _MODEL = BlockModel.load(MODEL_PATH)
+        except (OSError, ValueError, KeyError):
             _MODEL = False
     return _MODEL or None
 
@@ -263,11 +265,15 @@ def peer_extraction(doc, url: str | None, fast: bool = True):
         return None
 
 
-def page_blocks(html_or_doc, url: str | None, fast: bool = True) -> PageBlocks | None:
-    """The page's blocks and their feature rows (the classifier's input), or None if it does not parse."""
+def page_blocks(html_or_doc, url: str | None, fast: bool | None = None) -> PageBlocks | None:
+    """The page's blocks and their feature rows (the classifier's input), or None if it does not
+    parse. fast: trafilatura's vote without its fallbacks; None = the way the shipped model was trained."""
     doc = parse_html(html_or_doc) if isinstance(html_or_doc, str) else html_or_doc
     if doc is None:
         return None
+    if fast is None:
+        model = _model()
+        fast = model.vote_fast if model is not None else True
     peer_doc = copy.deepcopy(doc)
     drop_hidden(peer_doc)
     peer = peer_extraction(peer_doc, url, fast=fast)
@@ -279,19 +285,17 @@ def page_blocks(html_or_doc, url: str | None, fast: bool = True) -> PageBlocks |
 
 
 def select_blocks(pb: PageBlocks) -> list[bool]:
-    """Which blocks are main content: the classifier's decision (or trafilatura's vote without a
+    """Which blocks are main content: the block model's decision (or trafilatura's vote without a
     model), extended to items repeating a kept one (crawl/extract_groups.py)."""
     if not pb.rows:
         return []
     model = _model()
     if model is None:
         vi = FEATURES.index("vote_main")
-        keep = [r[vi] > 0 for r in pb.rows]
-    else:
-        import numpy as np  # noqa: PLC0415
-        prob = model.predict(np.asarray(pb.rows))
-        return block_selection(pb.seg.blocks, prob, float(model.meta.get("threshold", 0.5)))
-    return propagate(pb.seg.blocks, keep)
+        return propagate(pb.seg.blocks, [r[vi] > 0 for r in pb.rows])
+    import numpy as np  # noqa: PLC0415
+    prob = model.score(np.asarray(pb.rows), pb.seg.blocks)
+    return block_selection(pb.seg.blocks, prob, model.threshold)
 
 
 def block_selection(blocks, prob, thr: float) -> list[bool]:
@@ -322,8 +326,8 @@ def hysteresis(blocks, keep: list[bool], prob, low: float) -> list[bool]:
     return out
 
 
-def extract_page(html: str, url: str, fast: bool = True) -> Extraction:
-    """Everything the later stages need from one page; never raises."""
+def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
+    """Everything the later stages need from one page; never raises. fast: see page_blocks."""
     ex = Extraction()
     try:
         doc, note = parse_html_checked(html)

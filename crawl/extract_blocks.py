@@ -9,8 +9,8 @@ that follows them, so the extractor can give them a place in the text it keeps.
 Each block gets a feature vector (FEATURES, in that order): its size and link density, its tag and
 the landmarks around it (nav, header, footer, aside, article, main, ...), class/id words of its
 ancestors that usually mean boilerplate or content, its position in the page, punctuation, the
-same figures for its neighbours and containers, and the votes of trafilatura (whether its main text
-or its comments contain the block). The walk is iterative: 10,000 levels of nesting are fine.
+same figures for its neighbours and containers, the votes of trafilatura (whether its main text
+or its comments contain the block), and where it sits in the page's layout (crawl/extract_layout.py). The walk is iterative: 10,000 levels of nesting are fine.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from crawl.extract_layout import LAYOUT_FEATURES, layout_features
 from crawl.visibility import is_hidden
 
 BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dd", "dt", "h1", "h2", "h3", "h4", "h5", "h6", "pre",
@@ -63,6 +64,7 @@ FEATURES: tuple[str, ...] = (
     "c2_log_words", "c2_link_density", "c2_vote", "c2_log_blocks",
     "c3_log_words", "c3_link_density", "c3_vote",
     "page_log_words", "page_vote_share", "page_link_density", "page_log_blocks",
+    *LAYOUT_FEATURES,
 )
 _FI = {n: i for i, n in enumerate(FEATURES)}
 
@@ -243,8 +245,11 @@ def features(seg: Segmented, main_text: str | None, comments_text: str | None, t
     page_ld = sum(b.link_chars for b in blocks) / total_chars
     rows = []
     chars_before = 0
+    layout = layout_features(blocks, votes)
+    lay0 = _FI[LAYOUT_FEATURES[0]]
     for i, b in enumerate(blocks):
         r = [0.0] * len(FEATURES)
+        r[lay0:lay0 + len(LAYOUT_FEATURES)] = layout[i]
         w = b.words
         nw = len(w)
         r[0] = _log(nw)

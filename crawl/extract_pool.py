@@ -39,7 +39,7 @@ _WARM_PAGE = ("<html><head><title>warm</title></head><body><article><h1>Warm up<
 
 
 def _warm(pause: float) -> int:
-    extract_page(_WARM_PAGE, "http://warm.invalid/", fast=True)  # imports and the block model, once per worker
+    extract_page(_WARM_PAGE, "http://warm.invalid/", fast=None)  # imports and the block model, once per worker
     time.sleep(pause)  # held briefly, so each warm-up call lands on its own worker
     return os.getpid()
 

@@ -108,17 +108,18 @@ def block_labels(blocks, truth: str) -> np.ndarray:
     return y
 
 
-def page_matrix(html: str, url: str):
+def page_matrix(html: str, url: str, fast: bool = True):
     """(segmented page, feature rows, peer output) for one page, through the extractor's own path."""
     from crawl.extract import page_blocks  # noqa: PLC0415
-    return page_blocks(html, url)
+    return page_blocks(html, url, fast=fast)
 
 
-def build_dataset(pages: list[DevPage], log=print):
+def build_dataset(pages: list[DevPage], log=print, fast: bool = True):
+    """Feature rows, labels, words per block, page index per block, and each page's blocks."""
     X, y, w, page_of, blocks_of = [], [], [], [], []
     t0 = time.time()
     for k, pg in enumerate(pages):
-        pb = page_matrix(read_html(pg.path), pg.url)
+        pb = page_matrix(read_html(pg.path), pg.url, fast=fast)
         if pb is None or not pb.rows:
             blocks_of.append([])
             continue
@@ -132,6 +133,15 @@ def build_dataset(pages: list[DevPage], log=print):
             log(f"features: {k + 1}/{len(pages)} pages, {len(X)} blocks, {time.time() - t0:.0f}s")
     return (np.asarray(X, dtype=np.float64), np.asarray(y), np.asarray(w, dtype=np.float64),
             np.asarray(page_of, dtype=np.int64), blocks_of)
+
+
+def block_weights(words: np.ndarray, page_of: np.ndarray) -> np.ndarray:
+    """Training weight per block: its words over its page's words, so every page weighs the same
+    (the metric averages pages) and, within a page, a block weighs what its words weigh in F1."""
+    words = np.maximum(words, 1.0)
+    page_words = np.bincount(page_of, words)[page_of]
+    w = words / page_words
+    return w * len(w) / w.sum()
 
 
 THRESHOLDS = tuple(float(t) for t in np.round(np.arange(0.2, 0.81, 0.05), 2))
@@ -172,10 +182,12 @@ def fold_of(domain: str, folds: int) -> int:
     return int.from_bytes(hashlib.sha256(("cv:" + domain).encode()).digest()[:4], "big") % folds
 
 
-def out_of_fold(X, y, sw, page_of, pages: list[DevPage], folds: int, log=print, **fit) -> np.ndarray | None:
+def out_of_fold(X, y, sw, page_of, pages: list[DevPage], folds: int, log=print, what: str = "stage 1",
+                **fit) -> np.ndarray | None:
     """Block probabilities from models that never saw the block's DOMAIN (folds by domain), or None
-    when the tuning part has too few domains for `folds`. A cut chosen on these is chosen the way
-    the model meets new sites; one chosen on the model's own training pages is too confident."""
+    when the tuning part has too few domains for `folds`. The second stage learns from these (the
+    first stage's errors on sites it has not seen) and the cut is chosen on them: a model is
+    over-confident on the pages it was fitted to."""
     from crawl import gbdt  # noqa: PLC0415
     block_fold = np.array([fold_of(p.domain or p.id, folds) for p in pages])[page_of]
     prob = np.zeros(len(X))
@@ -184,40 +196,93 @@ def out_of_fold(X, y, sw, page_of, pages: list[DevPage], folds: int, log=print, 
         if tr.all() or not tr.any() or y[tr].min() == y[tr].max():
             return None
         prob[~tr] = gbdt.train(X[tr], y[tr], sw[tr], **fit).predict(X[~tr])
-        log(f"train-extractor: threshold fold {f + 1}/{folds} done")
+        log(f"train-extractor: {what} fold {f + 1}/{folds} done")
     return prob
 
 
-def train_extractor(data_dir: str, out: str, trees: int = 150, depth: int = 5, seed: int = 0, limit: int | None = None,
-                    log=print, threshold_folds: int = 2) -> dict:
-    """Train on the tuning part of `data_dir`, write the model JSON to `out`, return a summary."""
+def context_matrix(prob: np.ndarray, X: np.ndarray, words: np.ndarray, page_of: np.ndarray, keys_of) -> np.ndarray:
+    """Second-stage rows (crawl/extract_context.py) for every page, from first-stage scores `prob`;
+    keys_of: each page's context_keys (None for a page without blocks)."""
+    from crawl.extract_context import context_features  # noqa: PLC0415
+    out = []
+    starts = np.searchsorted(page_of, np.arange(len(keys_of)), side="left")
+    ends = np.searchsorted(page_of, np.arange(len(keys_of)), side="right")
+    for k, keys in enumerate(keys_of):
+        if keys is not None:
+            s, e = starts[k], ends[k]
+            out.append(context_features(prob[s:e], words[s:e], keys[0], keys[1], X[s:e]))
+    return np.vstack(out)
+
+
+def fit_block_model(X, y, words, page_of, pages: list[DevPage], keys_of, pick_threshold, trees: int = 60,
+                    depth: int = 5, seed: int = 0, log=print, folds: int = 5, stage2: bool = False,
+                    lr: float = 0.2, subsample: float = 0.5, stage2_trees: int = 60, stage2_depth: int = 4):
+    """(stage-1 trees, stage-2 trees or None, meta) from block rows. Stage one is fitted on all
+    tuning pages. With `stage2` (and enough domains for `folds`), stage one's out-of-fold scores feed
+    the second stage, and the cut is chosen on the second stage's own out-of-fold scores (two nested
+    looks at unseen sites, both by domain). pick_threshold(prob, thresholds=None) -> (cut, mean F1)."""
     from crawl import gbdt  # noqa: PLC0415
     from crawl.extract_blocks import FEATURES  # noqa: PLC0415
+    from crawl.extract_context import CONTEXT_FEATURES  # noqa: PLC0415
+    X = np.asarray(X, dtype=np.float32).astype(np.float64)   # what the extractor feeds the model
+    sw = block_weights(words, page_of)
+    fit1 = dict(trees=trees, depth=depth, lr=lr, subsample=subsample, seed=seed)
+    log(f"train-extractor: {len(X)} blocks, {int(y.sum())} labelled content; stage 1: {trees} trees of depth {depth}")
+    s1 = gbdt.train(X, y, sw, names=list(FEATURES), log=log, **fit1)
+    oof1 = out_of_fold(X, y, sw, page_of, pages, folds, log=log, **fit1) if folds >= 2 else None
+    s2, how = None, "in-sample"
+    oof1_f = pick_threshold(oof1)[1] if oof1 is not None else None
+    if oof1_f is not None:
+        log(f"train-extractor: stage 1 out-of-fold page F1 {oof1_f:.4f}")
+    if oof1 is None:
+        final_oof, final_in = None, s1.predict(X)
+        how = "in-sample (too few domains for folds)" if folds >= 2 else "in-sample"
+    elif not stage2:
+        final_oof, final_in = oof1, s1.predict(X)
+        how = f"{folds}-fold out-of-fold by domain"
+    else:
+        X2 = context_matrix(oof1, X, words, page_of, keys_of)
+        fit2 = dict(trees=stage2_trees, depth=stage2_depth, lr=lr, subsample=subsample, seed=seed)
+        log(f"train-extractor: stage 2 on out-of-fold stage-1 scores: {stage2_trees} trees of depth {stage2_depth}")
+        s2 = gbdt.train(X2, y, sw, names=list(CONTEXT_FEATURES), **fit2)
+        final_oof = out_of_fold(X2, y, sw, page_of, pages, folds, log=log, what="stage 2", **fit2)
+        final_in = s2.predict(context_matrix(s1.predict(X), X, words, page_of, keys_of))
+        how = f"{folds}-fold out-of-fold by domain (both stages)"
+    thr, oof_f = pick_threshold(final_in if final_oof is None else final_oof)
+    f = pick_threshold(final_in, thresholds=(thr,))[1]
+    meta = {"threshold": thr, "threshold_from": how, "oof_f1": round(oof_f, 4) if final_oof is not None else None,
+            "stage1_oof_f1": round(oof1_f, 4) if oof1_f is not None else None, "tune_pages": len(pages),
+            "tune_blocks": int(len(X)), "tune_f1": round(f, 4), "stages": 2 if s2 is not None else 1, "seed": seed,
+            "trees": [trees, stage2_trees if s2 is not None else 0], "lr": lr, "subsample": subsample,
+            "split": f"domain sha256 salt {SPLIT_SALT!r}, held-out share {HOLDOUT_SHARE}"}
+    return s1, s2, meta
+
+
+def train_extractor(data_dir: str, out: str, trees: int = 60, depth: int = 5, seed: int = 0, limit: int | None = None,
+                    log=print, folds: int = 5, stage2: bool = False, vote_fast: bool = False, **fit) -> dict:
+    """Train on the tuning part of `data_dir`, write the model JSON to `out`, return its meta."""
+    from crawl.extract_context import context_keys  # noqa: PLC0415
+    from crawl.extract_stages import BlockModel  # noqa: PLC0415
 
     pages = load_dev(data_dir, part="tune", limit=limit)
     if not pages:
         raise ValueError(f"no tuning pages found in {data_dir}")
     log(f"train-extractor: {len(pages)} tuning pages")
-    X, y, w, page_of, blocks_of = build_dataset(pages, log=log)
+    X, y, words, page_of, blocks_of = build_dataset(pages, log=log, fast=vote_fast)
     if len(X) == 0 or y.min() == y.max():
         raise ValueError("the tuning pages gave no usable blocks (need both content and boilerplate)")
-    sw = np.sqrt(np.maximum(w, 1.0))
-    log(f"train-extractor: {len(X)} blocks, {int(y.sum())} labelled content; fitting {trees} trees of depth {depth}")
-    model = gbdt.train(X, y, sw, trees=trees, depth=depth, seed=seed, names=list(FEATURES), log=log)
-    oof = out_of_fold(X, y, sw, page_of, pages, threshold_folds, log=log, trees=trees, depth=depth,
-                      seed=seed) if threshold_folds >= 2 else None
-    if oof is None:
-        thr, oof_f = best_threshold(model.predict(X), page_of, blocks_of, pages)
-        how = "in-sample (too few domains for folds)" if threshold_folds >= 2 else "in-sample"
-    else:
-        thr, oof_f = best_threshold(oof, page_of, blocks_of, pages)
-        how = f"{threshold_folds}-fold out-of-fold by domain"
-    f = best_threshold(model.predict(X), page_of, blocks_of, pages, thresholds=(thr,))[1]
-    model.meta = {"threshold": thr, "threshold_from": how, "oof_f1": round(oof_f, 4) if oof is not None else None,
-                  "tune_pages": len(pages), "tune_blocks": int(len(X)), "tune_f1": round(f, 4),
-                  "seed": seed, "split": f"domain sha256 salt {SPLIT_SALT!r}, held-out share {HOLDOUT_SHARE}"}
+    keys_of = [context_keys(b) if b else None for b in blocks_of]
+
+    def pick(prob, thresholds=None):
+        return best_threshold(prob, page_of, blocks_of, pages, **({"thresholds": thresholds} if thresholds else {}))
+
+    s1, s2, meta = fit_block_model(X, y, words, page_of, pages, keys_of, pick, trees=trees, depth=depth, seed=seed,
+                                   log=log, folds=folds, stage2=stage2, **fit)
+    meta["vote_fast"] = vote_fast
+    model = BlockModel(s1, s2, meta)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     model.save(out)
-    log(f"train-extractor: threshold {thr} ({how}), tuning-part page F1 {f:.4f}; wrote {out} "
+    log(f"train-extractor: threshold {meta['threshold']} ({meta['threshold_from']}), out-of-fold page F1 "
+        f"{meta['oof_f1']}, tuning-part page F1 {meta['tune_f1']:.4f}; wrote {out} "
         f"({os.path.getsize(out) / 1024:.0f} KiB)")
-    return model.meta
+    return meta

@@ -42,7 +42,7 @@ class Trees:
     def to_json(self) -> dict:
         return {"format": "cidermill.gbdt/1", "depth": self.depth, "base": self.base, "features": self.names,
                 "meta": self.meta, "feat": self.feats.tolist(),
-                "thr": [[float(f"{x:.6g}") if np.isfinite(x) else 1e300 for x in row] for row in self.thrs],
+                "thr": [[float(x) if np.isfinite(x) else 1e300 for x in row] for row in self.thrs],  # exact: a value can sit on a cut
                 "leaf": [[float(f"{x:.5g}") for x in row] for row in self.leaves]}
 
     @classmethod
@@ -78,8 +78,10 @@ def train(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, trees: int 
     n, nf = X.shape
     w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
     edges = [_bin_edges(X[:, j], bins) for j in range(nf)]
-    Xb = np.stack([np.searchsorted(edges[j], X[:, j], side="left") for j in range(nf)], axis=1).astype(np.int64)
+    # bins feature-major (one contiguous row per feature): the histogram loop reads one feature at a time
+    XbT = np.stack([np.searchsorted(edges[j], X[:, j], side="left") for j in range(nf)]).astype(np.int32)
     B = max(len(e) for e in edges) + 1
+    n_edges = np.array([len(e) for e in edges])
     prior = float(np.clip((w * y).sum() / w.sum(), 1e-6, 1 - 1e-6))
     base = float(np.log(prior / (1 - prior)))
     margin = np.full(n, base)
@@ -93,36 +95,46 @@ def train(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, trees: int 
         g = (p - y) * w
         h = np.maximum(p * (1 - p), 1e-6) * w
         rows = np.flatnonzero(rng.random(n) < subsample) if subsample < 1 else np.arange(n)
-        node = np.zeros(len(rows), dtype=np.int64)       # node index within the level
-        gs, hs, xb = g[rows], h[rows], Xb[rows]
+        node = np.zeros(len(rows), dtype=np.int32)       # node index within the level
+        gs, hs, xb = g[rows], h[rows], XbT[:, rows]
+        idx = np.arange(len(rows))
         for level in range(depth):
             width = 2 ** level
-            G = np.bincount(node, gs, minlength=width)
-            H = np.bincount(node, hs, minlength=width)
-            best_gain = np.zeros(width)
-            best_f = np.zeros(width, dtype=np.int64)
-            best_b = np.full(width, -1)
-            for j in range(nf):
-                k = node * B + xb[:, j]
-                gh = np.bincount(k, gs, minlength=width * B).reshape(width, B).cumsum(axis=1)
-                hh = np.bincount(k, hs, minlength=width * B).reshape(width, B).cumsum(axis=1)
-                gr, hr = G[:, None] - gh, H[:, None] - hh
-                ok = (hh >= min_hess) & (hr >= min_hess)
-                gain = gh ** 2 / (hh + l2) + gr ** 2 / (hr + l2) - (G ** 2 / (H + l2))[:, None]
-                gain = np.where(ok, gain, 0.0)
-                gain[:, len(edges[j]):] = 0.0            # the last bin has no edge to split at
-                b = gain.argmax(axis=1)
-                gbest = gain[np.arange(width), b]
-                better = gbest > best_gain + 1e-12
-                best_gain[better], best_f[better], best_b[better] = gbest[better], j, b[better]
+            # histograms (nf, width, B) of gradient and hessian; a right child's are its parent's minus
+            # its left sibling's, so only the left children's rows are counted
+            if level == 0:
+                gh = np.stack([np.bincount(xb[j], gs, minlength=B) for j in range(nf)])[:, None, :]
+                hh = np.stack([np.bincount(xb[j], hs, minlength=B) for j in range(nf)])[:, None, :]
+            else:
+                left = idx[(node & 1) == 0]
+                keyB = (node[left] >> 1) * B
+                gl, hl, xl = gs[left], hs[left], xb[:, left]
+                half = width // 2
+                lg = np.stack([np.bincount(keyB + xl[j], gl, minlength=half * B) for j in range(nf)]).reshape(nf, half, B)
+                lh = np.stack([np.bincount(keyB + xl[j], hl, minlength=half * B) for j in range(nf)]).reshape(nf, half, B)
+                gh = np.empty((nf, width, B))
+                hh = np.empty((nf, width, B))
+                gh[:, 0::2], gh[:, 1::2] = lg, prev_g - lg
+                hh[:, 0::2], hh[:, 1::2] = lh, prev_h - lh
+            prev_g, prev_h = gh, hh
+            G, H = gh[0].sum(axis=1), hh[0].sum(axis=1)
+            gh, hh = gh.cumsum(axis=2), hh.cumsum(axis=2)
+            gr, hr = G[None, :, None] - gh, H[None, :, None] - hh
+            ok = (hh >= min_hess) & (hr >= min_hess) & (np.arange(B)[None, None, :] < n_edges[:, None, None])
+            gain = gh ** 2 / (hh + l2) + gr ** 2 / (hr + l2) - (G ** 2 / (H + l2))[None, :, None]
+            gain = np.where(ok, gain, 0.0)               # the last bin has no edge to split at
+            flat = gain.transpose(1, 0, 2).reshape(width, nf * B)
+            arg = flat.argmax(axis=1)
+            best_gain = flat[np.arange(width), arg]
+            best_f = arg // B
+            best_b = np.where(best_gain > 1e-12, arg % B, -1)
             for m in range(width):
                 pos = width - 1 + m
                 if best_b[m] >= 0:
                     F[t, pos] = best_f[m]
                     T[t, pos] = edges[best_f[m]][best_b[m]]
-            go_right = np.zeros(len(rows), dtype=np.int64)
             split = best_b[node] >= 0
-            go_right[split] = xb[split, best_f[node[split]]] > best_b[node[split]]
+            go_right = (xb[best_f[node], idx] > best_b[node]) & split
             node = 2 * node + go_right
         G = np.bincount(node, gs, minlength=2 ** depth)
         H = np.bincount(node, hs, minlength=2 ** depth)

@@ -23,7 +23,7 @@ from crawl.urls import authority_of, try_canonicalize, url_id
 MAX_RECORD_BYTES = 10 * 1024 * 1024
 
 
-def iter_warc_pages(path: str, user_agent: str = BOT_TOKEN, fast: bool = False,
+def iter_warc_pages(path: str, user_agent: str = BOT_TOKEN, fast: bool | None = None,
                     skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """PAGES rows from one WARC file (.warc or .warc.gz)."""
     from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415

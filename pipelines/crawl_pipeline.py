@@ -443,7 +443,7 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
 
     def read(path):
         seen = set()
-        for row in iter_warc_pages(path, user_agent, fast=True):
+        for row in iter_warc_pages(path, user_agent, fast=None):
             if row["id"] not in seen:  # the same URL twice in one archive: keep the first
                 seen.add(row["id"])
                 yield row

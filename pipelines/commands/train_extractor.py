@@ -1,13 +1,14 @@
 """`cidermill train-extractor`: rebuild the main-content block classifier that crawl/extract.py ships."""
 from __future__ import annotations
 
-HELP = "train the main-content block classifier used by crawl extraction"
+HELP = "train the main-content block model used by crawl extraction"
 DESCRIPTION = ("Train the gradient-boosted block classifier of the HTML extractor on pages with known main "
                "content: a WCXB-style folder (html/NNNN.html, ground-truth/NNNN.json with "
                "ground_truth.main_content, metadata-dev.json with page type and domain). Only the tuning part "
                "of a fixed split by domain trains (the rest is for checking: bench/extract_f1.py). The model "
                "is a small JSON file; the crawler loads crawl/extract_model.json.\n\n"
-               "example: cidermill train-extractor --data /data/wcxb-dev --out crawl/extract_model.json")
+               "example: cidermill train-extractor --data /data/wcxb-dev --out crawl/extract_model.json\n"
+               "example: cidermill train-extractor --data /data/wcxb-dev --out /tmp/m.json --limit 100 --folds 0 --trees 20")
 BEAM = False
 
 
@@ -16,13 +17,17 @@ def configure(p) -> None:
                    "metadata-dev.json")
     p.add_argument("--out", required=True, metavar="FILE", help="model JSON to write (crawl/extract_model.json "
                    "replaces the shipped one)")
-    p.add_argument("--trees", type=int, default=150)
+    p.add_argument("--trees", type=int, default=60)
     p.add_argument("--depth", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=None, help="use only the first N tuning pages (a quick look)")
-    p.add_argument("--threshold-folds", type=int, default=2, metavar="K",
-                   help="pick the decision threshold on out-of-fold predictions, K folds by domain (K more "
-                        "fits); 0 picks it on the model's own training pages")
+    p.add_argument("--folds", "--threshold-folds", type=int, default=5, metavar="K",
+                   help="cross-validation folds by domain: the cut is picked on out-of-fold scores (K more fits; "
+                        "the second stage, if any, learns from them); 0 = cut picked on the training pages")
+    p.add_argument("--stage2", action="store_true", help="add the second (context) stage: rescore blocks from "
+                   "their neighbours' out-of-fold scores (off by default: it did not help in cross-validation)")
+    p.add_argument("--vote", choices=("full", "fast"), default="full",
+                   help="trafilatura vote the features use: full (with its fallback extractors) or fast")
 
 
 def run(args, beam_args) -> int:
@@ -35,7 +40,8 @@ def run(args, beam_args) -> int:
         raise CidermillError(f"--data {args.data}: not a folder")
     try:
         train_extractor(args.data, args.out, trees=args.trees, depth=args.depth, seed=args.seed, limit=args.limit,
-                        threshold_folds=args.threshold_folds,
+                        folds=args.folds, stage2=args.stage2 and args.folds >= 2,
+                        vote_fast=args.vote == "fast",
                         log=lambda m: print(m, flush=True))
     except (FileNotFoundError, ValueError) as e:
         raise CidermillError(str(e)) from None

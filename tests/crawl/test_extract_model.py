@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from crawl import gbdt
-from crawl.extract import MODEL_PATH, extract_page
+from crawl.extract import MODEL_PATH, extract_page, page_blocks
 from crawl.extract_blocks import FEATURES
+from crawl.extract_context import CONTEXT_FEATURES
+from crawl.extract_stages import BlockModel
 from crawl.extract_train import load_dev, split_of, word_prf
 from pipelines.cli import main as cli_main
 
@@ -74,11 +76,16 @@ def test_train_extractor_cli_on_a_small_folder(tmp_path, capsys):
     (data / "metadata-dev.json").write_text(json.dumps({"files": files}), encoding="utf-8")
     assert len(load_dev(str(data), part="tune")) == 8
     out = tmp_path / "model.json"
-    assert cli_main(["train-extractor", "--data", str(data), "--out", str(out), "--trees", "8", "--depth", "3"]) == 0
-    model = gbdt.Trees.load(str(out))
-    assert model.names == list(FEATURES) and 0.2 <= model.meta["threshold"] <= 0.8
-    assert model.meta["tune_f1"] > 0.9
-    assert model.meta["threshold_from"] == "2-fold out-of-fold by domain" and model.meta["oof_f1"] > 0.5
+    assert cli_main(["train-extractor", "--data", str(data), "--out", str(out), "--trees", "8", "--depth", "3",
+                     "--folds", "2", "--stage2"]) == 0
+    model = BlockModel.load(str(out))
+    assert model.stage1.names == list(FEATURES) and model.stage2.names == list(CONTEXT_FEATURES)
+    assert 0.2 <= model.threshold <= 0.8 and model.meta["tune_f1"] > 0.9 and model.vote_fast is False
+    assert model.meta["threshold_from"] == "2-fold out-of-fold by domain (both stages)" and model.meta["oof_f1"] > 0.5
+    html, truth = _page(99)
+    blocks = page_blocks(html, "https://orchard99.example/a")
+    scores = model.score(np.asarray(blocks.rows), blocks.seg.blocks)
+    assert scores.shape == (len(blocks.rows),) and ((0 <= scores) & (scores <= 1)).all()
     assert cli_main(["train-extractor", "--data", str(tmp_path / "missing"), "--out", str(out)]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a folder" in err[0]
@@ -87,8 +94,9 @@ def test_train_extractor_cli_on_a_small_folder(tmp_path, capsys):
 def test_shipped_model_loads_and_keeps_forum_replies():
     if not os.path.exists(MODEL_PATH):
         pytest.skip("no shipped model")
-    model = gbdt.Trees.load(MODEL_PATH)
-    assert model.names == list(FEATURES)
+    model = BlockModel.load(MODEL_PATH)
+    assert model.stage1.names == list(FEATURES)
+    assert model.stage2 is None or model.stage2.names == list(CONTEXT_FEATURES)
     assert os.path.getsize(MODEL_PATH) < 1_000_000
     posts = "".join(
         f'<div class="post reply" id="post{k}"><div class="author"><a href="/u/{k}">member{k}</a></div>'
