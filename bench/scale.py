@@ -3,8 +3,9 @@
     python bench/scale.py [--docs 10000] [--jobs text,dedup] [--modes inprocess,mp2,dask1,dask2]
                           [--scratch /tmp/cidermill-bench] [--rounds 1]
 
-Documents: real text chunks (~120 words) of Debian documentation (bench/text_chain.py's set, fetched
-with apt-get download into SCRATCH, not committed), written as one pages dataset.
+Documents: real text chunks of Debian documentation (bench/debian_corpus.py, fetched with apt-get
+download into SCRATCH, not committed; --words per chunk, default 1,000 as in bench/text_chain.py),
+written as a pages dataset of 4 MB shards.
 Jobs (each a `cidermill text` run as a subprocess with a stage list):
   text   input, c4_lines, langid, gopher, repetition   (per-document work)
   dedup  input, dedup (exact + MinHash near)            (shuffle-heavy)
@@ -43,20 +44,9 @@ MODES = {
 BASELINE = {"mp2": "inprocess", "dask2": "dask1"}
 
 
-def pages_dataset(scratch: str, n: int) -> str:
-    import pyarrow as pa
-
-    from corpus.schemas import PAGES
-    from corpus.writer import write_dataset
-    from text_chain import make_docs
-
-    out = os.path.join(scratch, f"scale-pages-{n}")
-    if not os.path.exists(os.path.join(out, "_manifest.json")):
-        docs = [json.loads(line) for line in open(make_docs(scratch, n), encoding="utf-8")]
-        rows = [{"id": d["id"], "url": "https://docs.example/" + d["id"], "text": d["text"],
-                 "training_allowed": True, "robots_noindex": False} for d in docs]
-        write_dataset(out, "pages", pa.Table.from_pylist(rows, schema=PAGES), overwrite=True)
-    return out
+def pages_dataset(scratch: str, n: int, words: int) -> str:
+    from debian_corpus import pages_dataset as debian_pages
+    return debian_pages(scratch, n, words=words, shard_bytes=4 << 20)
 
 
 def config(scratch: str, job: str) -> str:
@@ -111,6 +101,7 @@ def digests(d: str) -> list:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, default=10_000)
+    ap.add_argument("--words", type=int, default=1000, help="words per document chunk")
     ap.add_argument("--jobs", default="text,dedup")
     ap.add_argument("--modes", default="inprocess,mp2,dask1,dask2")
     ap.add_argument("--scratch", default="/tmp/cidermill-bench")
@@ -127,7 +118,7 @@ def main() -> int:
         return 0
     os.makedirs(args.scratch, exist_ok=True)
     start = start_conditions()
-    pages = pages_dataset(args.scratch, args.docs)
+    pages = pages_dataset(args.scratch, args.docs, args.words)
     from corpus.reader import ShardDataset
     n_docs = len(ShardDataset(pages))
     rows = []
