@@ -17,8 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from corpus.schemas import compress_html
-from crawl.extract import extract_page
-from crawl.extract_pool import ExtractPool, shared_pool
+from crawl.extract_pool import ExtractPool, page_task, shared_pool
 from crawl.fetch import HTML_TYPES, PDF_TYPES, FetchConfig, Fetcher, FetchResult, mime_of
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
@@ -200,13 +199,11 @@ class WaveCrawler:
 
     def _crawl_one(self, e: dict, out: WaveOutput) -> None:
         """One URL with extraction in this process."""
-        steps = self._crawl_steps(e, out)
+        steps = self._crawl_steps(e, out, defer_render=False)
         try:
-            html, url = next(steps)
-        except StopIteration:
-            return
-        try:
-            steps.send(extract_page(html, url, fast=self.config.fast_extract))
+            req = next(steps)
+            while True:
+                req = steps.send(page_task(*req[:2], self.config.fast_extract, req[2]))
         except StopIteration:
             pass
 
@@ -220,11 +217,11 @@ class WaveCrawler:
         fast = self.config.fast_extract
         for e in entries:
             part = WaveOutput()
-            steps = self._crawl_steps(e, part)
+            steps = self._crawl_steps(e, part, defer_render=True)
             job = None
             try:
-                html, url = next(steps)
-                job = (html, url, pool.submit(html, url, fast))
+                html, url, mode = next(steps)
+                job = (html, url, mode, pool.submit(html, url, fast, mode))
             except StopIteration:
                 pass
             except Exception as ex:  # noqa: BLE001
@@ -239,9 +236,11 @@ class WaveCrawler:
     def _finish_pooled(self, item, pool: ExtractPool, fast: bool, out: WaveOutput) -> None:
         e, part, steps, job = item
         if job is not None:
-            html, url, fut = job
+            html, url, mode, fut = job
             try:
-                steps.send(pool.result(fut, html, url, fast))
+                req = steps.send(pool.result(fut, html, url, fast, mode))
+                while True:  # a page headed for rendering: its rendered HTML is extracted now
+                    req = steps.send(pool.result(pool.submit(req[0], req[1], fast, req[2]), *req[:2], fast, req[2]))
             except StopIteration:
                 pass
             except Exception as ex:  # noqa: BLE001
@@ -299,9 +298,12 @@ class WaveCrawler:
                     out.links.append(link_row(u, 1, sm_url, "sitemap"))
                     found += 1
 
-    def _crawl_steps(self, e: dict, out: WaveOutput):
-        """One URL, as a generator: it yields (html, url) once when the page needs extracting and
-        takes the Extraction back by send(), so the caller decides where extraction runs."""
+    def _crawl_steps(self, e: dict, out: WaveOutput, defer_render: bool = False):
+        """One URL, as a generator: it yields (html, url, render_mode) when the page needs CPU work
+        and takes extract_pool.page_task's answer back by send(), so the caller decides where that
+        runs. With `defer_render` the render decision of `--render auto` (a full parse of a page
+        with scripts) goes with the extraction in one task, out of this host thread; a page it
+        sends to the renderer then yields again with the rendered HTML (render_mode None)."""
         c = self.config
         url = e["url"]
         reason = self.policy.check(url)
@@ -354,8 +356,10 @@ class WaveCrawler:
         noindex, nofollow = robots_flags(html, res.headers.get("x-robots-tag"), c.user_agent)
         final_decision = self.robots.decide(final) if final != url else decision
         training = bool(final_decision.training_allowed)
-        why_render = render_reason(html, c.render) if not noindex else None
-        if len(res.body) > c.max_bytes and not why_render:
+        big = len(res.body) > c.max_bytes
+        defer = defer_render and not noindex and not big and c.render == "auto"
+        why_render = render_reason(html, c.render) if not (noindex or defer) else None
+        if big and not why_render:
             # only pages headed for rendering may use the larger render cap
             out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes} "
                                      "and not headed for rendering", res))
@@ -363,6 +367,9 @@ class WaveCrawler:
         rendered_html = None
         visible_text = None
         render_err = None
+        ex = None
+        if defer:
+            why_render, ex = yield html, final, c.render
         if why_render:
             r = self.renderer.render(final, res.body, res.content_type or "text/html")
             if r.html:
@@ -371,7 +378,8 @@ class WaveCrawler:
                 noindex, nofollow = noindex or n2, nofollow or f2
             else:
                 render_err = r.error
-        ex = (yield rendered_html or html, final) if not noindex else None
+        if ex is None and not noindex:
+            _, ex = yield rendered_html or html, final, None
         if ex is not None and not ex.text and visible_text and visible_text.strip():
             # no block passed as main content: what the browser shows beats nothing
             ex.text, ex.error = visible_text.strip(), "main_content_from_inner_text"

@@ -16,6 +16,7 @@ import threading
 import time
 
 from crawl.extract import Extraction, extract_page
+from crawl.render_policy import render_reason
 
 
 def available_cores() -> int:
@@ -31,6 +32,19 @@ def resolve_workers(n: int) -> int:
     if n < 0:
         raise ValueError(f"extract workers must be >= 0 (0: one per core), got {n}")
     return n or available_cores()
+
+
+def page_task(html: str, url: str, fast: bool, render_mode: str | None = None
+              ) -> tuple[str | None, Extraction | None]:
+    """One page's CPU work, where the pool runs it: with `render_mode`, first the render decision
+    (render_policy parses a page that has scripts: a full parse), then, when the static page is
+    kept, its extraction; -> (why to render, None) or (None, Extraction). Done in a worker, the
+    host thread that fetched the page is free for the next fetch (it holds the GIL otherwise)."""
+    if render_mode is not None:
+        why = render_reason(html, render_mode)
+        if why:
+            return why, None
+    return None, extract_page(html, url, fast=fast)
 
 
 _WARM_PAGE = ("<html><head><title>warm</title></head><body><article><h1>Warm up</h1>"
@@ -66,22 +80,24 @@ class ExtractPool:
         for f in [pool.submit(_warm, 0.3) for _ in range(self.workers)]:
             f.result()
 
-    def submit(self, html: str, url: str, fast: bool) -> cf.Future:
+    def submit(self, html: str, url: str, fast: bool, render_mode: str | None = None) -> cf.Future:
+        """A Future of page_task(html, url, fast, render_mode)."""
         self.submitted += 1
         try:
-            return self._executor().submit(extract_page, html, url, fast)
+            return self._executor().submit(page_task, html, url, fast, render_mode)
         except cf.process.BrokenProcessPool:
             self._reset()
-            return self._executor().submit(extract_page, html, url, fast)
+            return self._executor().submit(page_task, html, url, fast, render_mode)
 
-    def result(self, fut: cf.Future, html: str, url: str, fast: bool) -> Extraction:
-        """The worker's extraction, or the same extraction done here if the worker died."""
+    def result(self, fut: cf.Future, html: str, url: str, fast: bool, render_mode: str | None = None
+               ) -> tuple[str | None, Extraction | None]:
+        """The worker's page_task answer, or the same answer computed here if the worker died."""
         try:
             return fut.result()
         except cf.process.BrokenProcessPool:
             self._reset()
             self.redone += 1
-            return extract_page(html, url, fast=fast)
+            return page_task(html, url, fast, render_mode)
 
     def _reset(self) -> None:
         with self._lock:
