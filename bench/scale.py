@@ -339,8 +339,10 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
     if worst is not None:
         headline.append({"what": "peak RSS of the largest process, 2-worker runs", "figure": f"{worst} MB",
                          "target": "<= 1536 MB per worker"})
+    absent = [j for j in ("text", "dedup", "crawl", "dedup1m") if j not in {r["job"] for r in rows}]
+    missing = f"jobs not run in this file's runs: {', '.join(absent)}; " if absent else ""
     path = save_result("scale", {"documents": n_docs, "rows": rows, "headline": headline,
-                                 "not_covered": "the images job; several machines; crawl rows: a generated static "
+                                 "not_covered": missing + "the images job; several machines; crawl rows: a generated static "
                                                 "site on loopback, delay 0, no rendering; the 1M dedup uses generated "
                                                 "short documents"},
                        packages=["apache-beam", "dask", "distributed", "pyarrow"], start=start)
