@@ -3,8 +3,9 @@
     python bench/scale.py [--docs 10000] [--jobs text,dedup] [--modes inprocess,mp2,dask1,dask2]
                           [--scratch /tmp/cidermill-bench] [--rounds 1]
 
-Documents: real text chunks (~120 words) of Debian documentation (bench/text_chain.py's set, fetched
-with apt-get download into SCRATCH, not committed), written as one pages dataset.
+Documents: real text chunks of Debian documentation (bench/debian_corpus.py, fetched with apt-get
+download into SCRATCH, not committed; --words per chunk, default 1,000 as in bench/text_chain.py),
+written as a pages dataset of 4 MB shards.
 Jobs (each a `cidermill text` run as a subprocess with a stage list):
   text   input, c4_lines, langid, gopher, repetition   (per-document work)
   dedup  input, dedup (exact + MinHash near)            (shuffle-heavy)
@@ -15,7 +16,12 @@ RSS of the tree and of its largest single process (sampled from /proc every 0.2 
 output shards are byte-identical to the in-process run's. Speed-up: wall of the 1-worker run of the
 same engine (inprocess for mp2, dask1 for dask2) over the 2-worker run's. On a shared machine, wall
 time depends on the load: the start load is recorded, and CPU seconds are the steadier figure.
-Not covered: images and crawl jobs, several machines, the 1,000,000-document dedup memory run.
+crawl: `cidermill crawl` of bench/crawl.py's generated site (--crawl-pages over 8 loopback hosts served by
+`python -m http.server`, delay 0, no rendering) in one process, with 2 extraction processes (extract2),
+multi_processing 2 and Dask 1/2 (--crawl-modes); pages/s and CPU ms per page (crawler tree only).
+dedup1m: the dedup stage over --short-docs generated short documents (12-40 words, a tenth exact
+copies, a tenth one-word edits) on Dask with 2 workers: peak RSS of all processes.
+Not covered: the images job, several machines.
 """
 from __future__ import annotations
 
@@ -40,23 +46,90 @@ MODES = {
     "dask1": ["--runner=dask", "--dask_workers=1"],
     "dask2": ["--runner=dask", "--dask_workers=2"],
 }
-BASELINE = {"mp2": "inprocess", "dask2": "dask1"}
+MODES["extract2"] = ["--runner=FnApiRunner"]  # crawl only: in-process runner, 2 extraction processes
+BASELINE = {"mp2": "inprocess", "dask2": "dask1", "extract2": "inprocess"}
+CRAWL_HOSTS = 8
 
 
-def pages_dataset(scratch: str, n: int) -> str:
+def crawl_site(scratch: str, n_pages: int) -> str:
+    """bench/crawl.py's generated site (articles of ~300 words, hubs, links), written as files, one
+    folder per host; served by `python -m http.server` processes (not counted in the CPU figures)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("crawl_bench_site", os.path.join(HERE, "crawl.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    root = os.path.join(scratch, f"scale-site-{n_pages}")
+    if not os.path.exists(os.path.join(root, "done")):
+        for h in range(CRAWL_HOSTS):
+            for path, body in mod.make_site(n_pages // CRAWL_HOSTS, seed=h).items():
+                f = os.path.join(root, str(h), path.lstrip("/") or "index.html")
+                os.makedirs(os.path.dirname(f), exist_ok=True)
+                with open(f, "wb") as fh:
+                    fh.write(body)
+            with open(os.path.join(root, str(h), "robots.txt"), "w") as fh:
+                fh.write("User-agent: *\nAllow: /\n")
+        open(os.path.join(root, "done"), "w").close()
+    return root
+
+
+class Servers:
+    def __init__(self, root: str):
+        import socket
+        self.procs, self.seeds = [], []
+        for h in range(CRAWL_HOSTS):
+            with socket.socket() as so:
+                so.bind(("127.0.0.1", 0))
+                port = so.getsockname()[1]
+            self.procs.append(subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                                "--directory", os.path.join(root, str(h))],
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            self.seeds.append(f"http://127.0.0.1:{port}/")
+        time.sleep(1.0)
+
+    def close(self) -> None:
+        for p in self.procs:
+            p.terminate()
+            p.wait()
+
+
+def dedup_pages(scratch: str, n: int) -> str:
+    """n generated short documents (12-40 words from a 5,000-word vocabulary; every 10th an exact
+    copy, every 10th a one-word edit of an earlier one): a memory test, not a quality test."""
+    import random
+
     import pyarrow as pa
 
     from corpus.schemas import PAGES
-    from corpus.writer import write_dataset
-    from text_chain import make_docs
+    from corpus.writer import DatasetWriter
 
-    out = os.path.join(scratch, f"scale-pages-{n}")
-    if not os.path.exists(os.path.join(out, "_manifest.json")):
-        docs = [json.loads(line) for line in open(make_docs(scratch, n), encoding="utf-8")]
-        rows = [{"id": d["id"], "url": "https://docs.example/" + d["id"], "text": d["text"],
-                 "training_allowed": True, "robots_noindex": False} for d in docs]
-        write_dataset(out, "pages", pa.Table.from_pylist(rows, schema=PAGES), overwrite=True)
+    out = os.path.join(scratch, f"short-pages-{n}")
+    if os.path.exists(os.path.join(out, "_manifest.json")):
+        return out
+    rng = random.Random(0)
+    vocab = [f"w{i}x{rng.randrange(10**6)}" for i in range(5000)]
+    texts: list[str] = []
+    with DatasetWriter(out, "pages", PAGES, overwrite=True) as w:
+        for s in range(0, n, 10000):
+            rows = []
+            for i in range(s, min(n, s + 10000)):
+                if i % 10 == 3 and texts:
+                    t = texts[rng.randrange(len(texts))]
+                elif i % 10 == 7 and texts:
+                    words = texts[rng.randrange(len(texts))].split()
+                    words[rng.randrange(len(words))] = rng.choice(vocab)
+                    t = " ".join(words)
+                else:
+                    t = " ".join(rng.choice(vocab) for _ in range(rng.randint(12, 40)))
+                texts.append(t) if len(texts) < 50000 else None
+                rows.append({"id": f"d{i:08d}", "url": f"https://short.example/{i}", "text": t,
+                             "training_allowed": True})
+            w.write_table(pa.Table.from_pylist(rows, schema=PAGES))
     return out
+
+
+def pages_dataset(scratch: str, n: int, words: int) -> str:
+    from debian_corpus import pages_dataset as debian_pages
+    return debian_pages(scratch, n, words=words, shard_bytes=4 << 20)
 
 
 def config(scratch: str, job: str) -> str:
@@ -111,9 +184,13 @@ def digests(d: str) -> list:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, default=10_000)
+    ap.add_argument("--words", type=int, default=1000, help="words per document chunk")
     ap.add_argument("--jobs", default="text,dedup")
     ap.add_argument("--modes", default="inprocess,mp2,dask1,dask2")
     ap.add_argument("--scratch", default="/tmp/cidermill-bench")
+    ap.add_argument("--crawl-pages", type=int, default=2000, help="pages of the crawl job's site")
+    ap.add_argument("--crawl-modes", default="inprocess,extract2,mp2,dask1,dask2")
+    ap.add_argument("--short-docs", type=int, default=1_000_000, help="documents of the dedup1m job")
     ap.add_argument("--rounds", type=int, default=1, help="runs per cell; the median wall is kept")
     ap.add_argument("--summary-only", action="store_true", help="recompute the headline of the saved table")
     ap.add_argument("--merge", action="store_true",
@@ -127,15 +204,22 @@ def main() -> int:
         return 0
     os.makedirs(args.scratch, exist_ok=True)
     start = start_conditions()
-    pages = pages_dataset(args.scratch, args.docs)
+    pages = pages_dataset(args.scratch, args.docs, args.words)
     from corpus.reader import ShardDataset
     n_docs = len(ShardDataset(pages))
     rows = []
     if args.merge:
         old = json.load(open(os.path.join(HERE, "results", "scale.json"), encoding="utf-8"))
         if old.get("documents") == n_docs:
-            rows = [r for r in old["rows"] if not (r["job"] in args.jobs.split(",") and r["mode"] in args.modes.split(","))]
+            rows = [r for r in old["rows"] if not (r["job"] in args.jobs.split(",") and (
+                r["mode"] in args.modes.split(",") or r["job"] in ("crawl", "dedup1m")))]
     for job in args.jobs.split(","):
+        if job == "crawl":
+            rows += crawl_rows(args, rows, n_docs, start)
+            continue
+        if job == "dedup1m":
+            rows += dedup1m_rows(args, rows, n_docs, start)
+            continue
         cfg = config(args.scratch, job)
         ref = None
         ref_dir = os.path.join(args.scratch, f"scale-out-{job}-inprocess")
@@ -154,9 +238,59 @@ def main() -> int:
             ref = ref if ref is not None else d
             rows.append({"job": job, "mode": mode, **r, "same_bytes": d == ref,
                          "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
-            rows.sort(key=lambda x: (x["job"], list(MODES).index(x["mode"])))
+            rows.sort(key=_order)
             summarise(rows, n_docs, start)  # saved after every cell: a partial run still records its figures
     return 0
+
+
+def crawl_rows(args, rows: list, n_docs: int, start: dict) -> list:
+    """`cidermill crawl` of the generated site (--crawl-pages, 8 hosts, delay 0, render never):
+    inprocess (1 extraction process), extract2 (2 extraction processes), mp2, dask1, dask2."""
+    site = crawl_site(args.scratch, args.crawl_pages)
+    new = []
+    for mode in args.crawl_modes.split(","):
+        srv = Servers(site)
+        out = os.path.join(args.scratch, f"scale-out-crawl-{mode}")
+        try:
+            ew = "2" if mode == "extract2" else "1"
+            cmd = [sys.executable, "-m", "pipelines.cli", "crawl", "--seeds", *srv.seeds, "--out", out,
+                   "--allow-private", "--delay", "0", "--render", "never", "--max-pages", str(args.crawl_pages),
+                   "--max-depth", "5", "--wave-size", str(args.crawl_pages), "--no-sitemaps",
+                   "--extract-workers", ew, "--quiet", *MODES[mode]]
+            if os.path.exists(out):
+                import shutil
+                shutil.rmtree(out)
+            r = measure(cmd)
+        finally:
+            srv.close()
+        from corpus.reader import ShardDataset
+        r["pages"] = len(ShardDataset(os.path.join(out, "pages")))
+        print(f"  crawl  {mode:<10} {r}", flush=True)
+        new.append({"job": "crawl", "mode": mode, **r, "same_bytes": None,
+                    "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
+        summarise(sorted([*rows, *new], key=_order), n_docs, start)
+    return new
+
+
+def dedup1m_rows(args, rows: list, n_docs: int, start: dict) -> list:
+    """The dedup stage (exact + near) over --short-docs generated short documents on Dask, 2 workers."""
+    pages = dedup_pages(args.scratch, args.short_docs)
+    cfg = config(args.scratch, "dedup")
+    out = os.path.join(args.scratch, "scale-out-dedup1m-dask2")
+    cmd = [sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", out, "--config", cfg,
+           "--no-rejected", "--overwrite", *MODES["dask2"]]
+    r = measure(cmd)
+    from corpus.reader import ShardDataset
+    r["documents"], r["kept"] = args.short_docs, len(ShardDataset(out))
+    print(f"  dedup1m dask2 {r}", flush=True)
+    new = [{"job": "dedup1m", "mode": "dask2", **r, "same_bytes": None,
+            "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()}]
+    summarise(sorted([*rows, *new], key=_order), n_docs, start)
+    return new
+
+
+def _order(r: dict):
+    return (r["job"], list(MODES).index(r["mode"]))
 
 
 def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
@@ -186,12 +320,31 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
                              "target": "(context)"})
             headline.append({"what": f"{job} job, CPU seconds of Dask 2 workers / in-process",
                              "figure": f"{d2['cpu_s'] / ip['cpu_s']:.2f}", "target": "(overhead; 1.0 = none)"})
-    worst = max((r["peak_proc_mb"] for r in rows if r["mode"] in ("mp2", "dask2")), default=None)
+    for mode in ("extract2", "mp2", "dask2"):
+        r, base = by.get(("crawl", mode)), by.get(("crawl", BASELINE[mode]))
+        if r and base:
+            headline.append({"what": f"crawl job ({r['pages']} pages, 8 hosts), 2 workers vs 1 ({mode}): pages/s, CPU ms/page",
+                             "figure": f"{r['pages'] / r['wall_s']:.0f} vs {base['pages'] / base['wall_s']:.0f} pages/s "
+                                       f"({r['speedup']:.2f}x); {1000 * r['cpu_s'] / r['pages']:.1f} vs "
+                                       f"{1000 * base['cpu_s'] / base['pages']:.1f} ms/page",
+                             "target": "(context; the Scrapy peer is in bench/crawl.py)"})
+    if ("dedup1m", "dask2") in by:
+        r = by[("dedup1m", "dask2")]
+        headline.append({"what": f"dedup of {r['documents']:,} generated short documents on Dask (2 workers): "
+                                 "peak RSS of all processes",
+                         "figure": f"{r['peak_tree_mb'] / 1024:.2f} GB ({r['wall_s']:.0f} s, {r['cpu_s']:.0f} CPU-s)",
+                         "target": "<= 4 GB at 1,000,000 documents"})
+    worst = max((r["peak_proc_mb"] for r in rows if r["mode"] in ("mp2", "dask2") and r["job"] in ("text", "dedup")),
+                default=None)
     if worst is not None:
         headline.append({"what": "peak RSS of the largest process, 2-worker runs", "figure": f"{worst} MB",
                          "target": "<= 1536 MB per worker"})
+    absent = [j for j in ("text", "dedup", "crawl", "dedup1m") if j not in {r["job"] for r in rows}]
+    missing = f"jobs not run in this file's runs: {', '.join(absent)}; " if absent else ""
     path = save_result("scale", {"documents": n_docs, "rows": rows, "headline": headline,
-                                 "not_covered": "images and crawl jobs; several machines; 1M-document dedup memory"},
+                                 "not_covered": missing + "the images job; several machines; crawl rows: a generated static "
+                                                "site on loopback, delay 0, no rendering; the 1M dedup uses generated "
+                                                "short documents"},
                        packages=["apache-beam", "dask", "distributed", "pyarrow"], start=start)
     print("wrote", path)
 

@@ -94,6 +94,27 @@ class ShardDataset:
                     raise ShardError(f"{path}: corrupt record batch {b} ({e})") from None
                 yield batch.select(list(columns)) if columns else batch
 
+    def iter_slice(self, shard: int, start: int, stop: int, columns: Sequence[str] | None = None
+                   ) -> Iterator[pa.RecordBatch]:
+        """Rows [start, stop) of one shard, as record batches: a work item smaller than a shard,
+        so a few large shards still spread over every worker. Only the batches the range
+        overlaps are read (random access, so an object store serves just those byte ranges)."""
+        path = self.shard_paths[shard]
+        reader = self._open_file(path)
+        offset = 0
+        for b in range(reader.num_record_batches):
+            if offset >= stop:
+                break
+            try:
+                batch = reader.get_batch(b)
+            except (pa.ArrowInvalid, OSError) as e:
+                raise ShardError(f"{path}: corrupt record batch {b} ({e})") from None
+            lo, hi = max(start - offset, 0), min(stop - offset, batch.num_rows)
+            offset += batch.num_rows
+            if lo < hi:
+                part = batch.slice(lo, hi - lo)
+                yield part.select(list(columns)) if columns else part
+
     def iter_rows(self, columns: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
         for batch in self.iter_batches(columns):
             yield from batch.to_pylist()

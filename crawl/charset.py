@@ -87,5 +87,8 @@ def looks_binary(body: bytes) -> bool:
         return False
     if head.count(b"\x00") > max(2, len(head) // 100):  # a stray NUL in broken HTML is not binary
         return True
-    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+    control = len(head) - len(head.translate(None, _CONTROL))  # counted in C, not a Python loop per byte
     return control / len(head) > 0.05
+
+
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))

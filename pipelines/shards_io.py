@@ -11,9 +11,11 @@ import math
 from typing import Any, Callable, Iterable
 
 import apache_beam as beam
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from corpus.buckets import bucket_of
+from corpus.buckets import key_hash
 from corpus.errors import ShardError
 from corpus.reader import ShardDataset
 from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, prepare_output_dir, write_shard_file
@@ -32,20 +34,80 @@ def approx_size(value: Any) -> int:
     return 8
 
 
+KEY, HASH = "__key", "__hash"  # columns a blob carries beside the schema's, dropped before writing
+BLOB_ROWS, BLOB_BYTES = 4096, 16 << 20  # a blob is cut at whichever comes first
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _table(blob: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
+
+
+class _ToBlobs(beam.DoFn):
+    """Rows -> (approx bytes, Arrow IPC blob of up to BLOB_ROWS rows with their key and key hash).
+
+    What crosses the shuffle before the writer is then a few byte strings per bundle instead of
+    every row pickled on its own, and the Arrow table is built here, where the rows are made (on
+    every worker at once), not in the one task that writes the shard."""
+
+    def __init__(self, schema: pa.Schema, key: Callable[[dict], str]):
+        self.schema, self.key = schema, key
+
+    def start_bundle(self):
+        self._rows, self._keys, self._size = [], [], 0
+
+    def process(self, row: dict):
+        self._rows.append(row)
+        self._keys.append(self.key(row))
+        self._size += approx_size(row)
+        if len(self._rows) >= BLOB_ROWS or self._size >= BLOB_BYTES:
+            yield self._flush()
+
+    def finish_bundle(self):
+        from apache_beam.transforms.window import GlobalWindows  # noqa: PLC0415
+        if self._rows:
+            yield GlobalWindows.windowed_value(self._flush())
+
+    def _flush(self) -> tuple[int, bytes]:
+        table = pa.Table.from_pylist(self._rows, schema=self.schema)
+        hashes = [key_hash(k) for k in self._keys]
+        table = table.append_column(KEY, pa.array(self._keys, pa.string())).append_column(
+            HASH, pa.array(hashes, pa.uint64()))
+        out = (self._size, _ipc(table))
+        self._rows, self._keys, self._size = [], [], 0
+        return out
+
+
+def _split_blob(blob: tuple[int, bytes], n: int):
+    """One blob -> (shard index, blob of its rows for that shard), shard = hash(key) % n."""
+    table = _table(blob[1])
+    shard = table.column(HASH).to_numpy() % np.uint64(n)
+    for s in np.unique(shard):
+        yield int(s), _ipc(table.take(np.flatnonzero(shard == s)))
+
+
 class _WriteShard(beam.DoFn):
     def __init__(self, out_dir: str, schema: pa.Schema):
         self.out_dir = out_dir
         self.schema = schema
 
-    def process(self, element: tuple[int, Iterable[tuple[str, dict]]]):
-        index, keyed = element
-        rows = sorted(keyed, key=lambda kv: kv[0])
-        seen = set()
-        for k, _ in rows:
-            if k in seen:
+    def process(self, element: tuple[int, Iterable[bytes]]):
+        index, blobs = element
+        table = pa.concat_tables([_table(b) for b in blobs])
+        table = table.take(pc.sort_indices(table.column(KEY)))  # UTF-8 byte order = str order
+        keys = table.column(KEY).combine_chunks()
+        if len(keys) > 1:
+            same = pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))
+            if pc.any(same).as_py():
+                k = keys[int(np.flatnonzero(same.to_numpy(zero_copy_only=False))[0])].as_py()
                 raise ShardError(f"duplicate row key {k!r} in shard {index}: a stage emitted a row twice")
-            seen.add(k)
-        table = pa.Table.from_pylist([r for _, r in rows], schema=self.schema)
+        table = table.select(self.schema.names).combine_chunks()
         yield write_shard_file(self.out_dir, index, table)
 
 
@@ -65,14 +127,14 @@ class WriteShards(beam.PTransform):
 
     def expand(self, rows):
         prepare_output_dir(self.out_dir, self.kind, job=self.provenance.get("job"), overwrite=self.overwrite)
-        key, target = self.key, self.target_bytes
-        keyed = rows | "Key" >> beam.Map(lambda r: (key(r), r))
-        n_shards = (keyed
-                    | "Size" >> beam.Map(lambda kv: approx_size(kv[1]))
+        target = self.target_bytes
+        blobs = rows | "ToArrow" >> beam.ParDo(_ToBlobs(self.schema, self.key))
+        n_shards = (blobs
+                    | "Size" >> beam.Map(lambda b: b[0])
                     | "Total" >> beam.CombineGlobally(sum)
                     | "NShards" >> beam.Map(lambda total: max(1, math.ceil(total / target))))
-        infos = (keyed
-                 | "Assign" >> beam.Map(lambda kv, n: (bucket_of(kv[0], n), kv), n=beam.pvalue.AsSingleton(n_shards))
+        infos = (blobs
+                 | "Assign" >> beam.FlatMap(_split_blob, n=beam.pvalue.AsSingleton(n_shards))
                  | "Group" >> beam.GroupByKey()
                  | "Write" >> beam.ParDo(_WriteShard(self.out_dir, self.schema)))
         out_dir, kind, schema, prov = self.out_dir, self.kind, self.schema, self.provenance
@@ -81,18 +143,36 @@ class WriteShards(beam.PTransform):
                 | "Manifest" >> beam.Map(lambda shards: finalize_dataset(out_dir, kind, schema, shards, prov)))
 
 
+ROWS_PER_READ_ITEM = 1024  # rows one read work item covers (a shard is cut into several)
+
+
+def read_items(dataset: ShardDataset, rows_per_item: int = ROWS_PER_READ_ITEM) -> list[tuple[int, int, int]]:
+    """(shard, start, stop) row ranges covering the dataset. Work items smaller than a shard let
+    a dataset of a few large shards spread over every worker (the steps fused after the read run
+    where the item was read); the order of rows never matters, the writer sorts by key."""
+    items = []
+    for k, info in enumerate(dataset.manifest.shards):
+        for start in range(0, info.rows, rows_per_item):
+            items.append((k, start, min(start + rows_per_item, info.rows)))
+    return items
+
+
 class _ReadShard(beam.DoFn):
     def __init__(self, directory: str, columns):
         self.directory, self.columns = directory, columns
 
-    def process(self, shard_index: int):
-        ds = ShardDataset(self.directory)
-        for batch in ds.iter_batches(self.columns, shards=[shard_index]):
+    def setup(self):
+        self.dataset = None
+
+    def process(self, item: tuple[int, int, int]):
+        if self.dataset is None:  # once per worker, not once per item (it reads the manifest)
+            self.dataset = ShardDataset(self.directory)
+        for batch in self.dataset.iter_slice(*item, columns=self.columns):
             yield from batch.to_pylist()
 
 
 class ReadShards(beam.PTransform):
-    """dataset directory -> PCollection[dict], one shard per work item."""
+    """dataset directory -> PCollection[dict], one row range of a shard per work item."""
 
     def __init__(self, directory: str, columns: list[str] | None = None):
         super().__init__()
@@ -100,9 +180,8 @@ class ReadShards(beam.PTransform):
         self.dataset = ShardDataset(directory)  # validates now: a clear error before the job starts
 
     def expand(self, pbegin):
-        n = len(self.dataset.manifest.shards)
         return (pbegin
-                | "Shards" >> beam.Create(list(range(n)))
+                | "Shards" >> beam.Create(read_items(self.dataset))
                 | "Reshuffle" >> beam.Reshuffle()
                 | "Read" >> beam.ParDo(_ReadShard(self.directory, self.columns)))
 

@@ -35,7 +35,7 @@ from corpus.report import ReportStats, merge_all, read_report
 from filters import percentile
 from filters.chain import PAGE_READ_COLUMNS, TextChain, funnel, load_config
 from pipelines.report_io import WriteReport
-from pipelines.shards_io import WriteShards
+from pipelines.shards_io import WriteShards, read_items
 
 log = logging.getLogger(__name__)
 SAMPLE_TEXT_CHARS = 2000
@@ -59,9 +59,13 @@ class _ReadPages(beam.DoFn):
     def __init__(self, directory: str, columns: list[str]):
         self.directory, self.columns = directory, columns
 
-    def process(self, shard: int):
-        ds = ShardDataset(self.directory)
-        for batch in ds.iter_batches(self.columns, shards=[shard]):
+    def setup(self):
+        self.dataset = None
+
+    def process(self, item: tuple[int, int, int]):
+        if self.dataset is None:  # once per worker (it reads the manifest), not once per item
+            self.dataset = ShardDataset(self.directory)
+        for batch in self.dataset.iter_slice(*item, columns=self.columns):
             cols = {}
             for name in batch.schema.names:
                 col = batch.column(name)
@@ -82,10 +86,10 @@ class ReadPages(beam.PTransform):
         self.columns = [c for c in PAGE_READ_COLUMNS if c in ds.schema.names]
         if "text" not in self.columns:
             raise ConfigError(f"{directory}: dataset has no `text` column (kind={ds.kind}); expected a pages dataset")
-        self.n = len(ds.manifest.shards)
+        self.items = read_items(ds)  # row ranges of shards: a few large shards still use every worker
 
     def expand(self, pbegin):
-        return (pbegin | "Shards" >> beam.Create(list(range(self.n)))
+        return (pbegin | "Shards" >> beam.Create(self.items)
                 | "Reshuffle" >> beam.Reshuffle()
                 | "Read" >> beam.ParDo(_ReadPages(self.directory, self.columns)))
 

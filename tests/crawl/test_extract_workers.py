@@ -119,3 +119,35 @@ def test_extract_workers_zero_means_one_per_core():
     assert resolve_workers(3) == 3
     with pytest.raises(ValueError, match="extract workers"):
         resolve_workers(-1)
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="no chromium")
+def test_render_auto_with_extract_workers_changes_nothing(site):
+    """With --render auto, pages the browser renders and pages read statically come out the same
+    whether extraction runs in the crawler's process or in 2 extract workers: same pages and log."""
+    import json
+
+    from crawl.crawler import CrawlConfig, WaveCrawler
+
+    gt = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "pipelines", "demo_site",
+                                     "ground_truth.json"), encoding="utf-8"))["paths"]
+    js = sorted(p for p, v in gt.items() if "js_rendered" in v.get("categories", []))
+    static = sorted(p for p, v in gt.items() if p.endswith(".html") and p not in js)[:6]
+    assert js and static
+    entries = [{"url": site.url + p, "depth": 1, "parent": None, "source": "link"} for p in js + static]
+
+    def wave(workers):
+        crawler = WaveCrawler(CrawlConfig(allow_private=True, render="auto", delay=0, read_timeout=1.0,
+                                          total_timeout=3.0, retries=0, render_idle_ms=1000,
+                                          extract_workers=workers))
+        try:
+            return crawler.crawl(entries, wave=1)
+        finally:
+            crawler.close()
+
+    pooled, alone = wave(2), wave(1)
+    assert [_page(r) for r in pooled.pages] == [_page(r) for r in alone.pages]
+    rendered = {r["url"] for r in pooled.pages if r["rendered"]}
+    assert rendered and rendered <= {site.url + p for p in js}
+    assert [{k: v for k, v in r.items() if k not in VARY} for r in pooled.log] == \
+        [{k: v for k, v in r.items() if k not in VARY} for r in alone.log]
