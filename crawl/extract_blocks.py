@@ -203,27 +203,11 @@ def _log(x: float) -> float:
     return math.log1p(max(0.0, x))
 
 
-def features(seg: Segmented, main_text: str | None, comments_text: str | None, title: str | None) -> list[list[float]]:
-    """One feature row per block (FEATURES order); main_text / comments_text are a peer's output."""
-    blocks = seg.blocks
-    n = len(blocks)
-    if n == 0:
-        return []
-    main_n = " " + _norm_words(main_text) + " "
-    main_set = set(main_n.split())
-    com_n = " " + _norm_words(comments_text) + " "
-    title_n = " " + _norm_words(title) + " "
-    votes = []
-    for b in blocks:
-        key = " " + b.norm + " "
-        votes.append(1.0 if key in main_n else 0.0)
-    nwords = [len(b.words) for b in blocks]
-    ld = [b.link_chars / max(1, len(b.text)) for b in blocks]
-    total_words = sum(nwords) or 1
-    total_chars = sum(len(b.text) for b in blocks) or 1
-    # subtree sums for the 3 nearest ancestors of each block's owner: words, link chars, chars, voted words, blocks.
-    # Keyed by the element objects themselves (held here), never id(): lxml makes a new proxy object each
-    # time an element is reached, and the id of a freed proxy is reused by the next one.
+def _ancestor_sums(blocks, nwords: list[int], votes: list[float]) -> tuple[dict[object, list[float]], list[list[object]]]:
+    """Subtree sums over the 3 nearest ancestors of each block's owner (words, link chars, chars,
+    voted words, blocks), and each block's ancestors. Keyed by the element objects themselves
+    (held here), never id(): lxml makes a new proxy object each time an element is reached, and
+    the id of a freed proxy is reused by the next one."""
     agg: dict[object, list[float]] = {}
     anc_ids: list[list[object]] = []
     for i, b in enumerate(blocks):
@@ -241,68 +225,106 @@ def features(seg: Segmented, main_text: str | None, comments_text: str | None, t
             s[3] += nwords[i] * votes[i]
             s[4] += 1
         anc_ids.append(ids)
-    page_vote = sum(w * v for w, v in zip(nwords, votes)) / total_words
-    page_ld = sum(b.link_chars for b in blocks) / total_chars
-    rows = []
-    chars_before = 0
+    return agg, anc_ids
+
+
+def _block_own(r: list[float], b, i: int, n: int, chars_before: int, total_chars: int, link_density: float,
+               title_n: str) -> None:
+    """The block's own text statistics, position and markup context."""
+    w = b.words
+    nw = len(w)
+    r[0] = _log(nw)
+    r[1] = _log(len(b.text))
+    r[2] = link_density
+    r[3] = sum(len(x) for x in w) / max(1, nw)
+    r[4] = sum(x.isdigit() for x in w) / max(1, nw)
+    toks = b.text.split()
+    r[5] = sum(t[:1].isupper() for t in toks) / max(1, len(toks))
+    r[6] = len(_PUNCT.findall(b.text)) / max(1, nw)
+    r[7] = 1.0 if b.text.rstrip()[-1:] in ".!?:;" else 0.0
+    c = b.ctx
+    r[8] = min(c.depth, 100)
+    r[9] = i / n
+    r[10] = chars_before / total_chars
+    r[11] = 1.0 if nw and (" " + b.norm + " ") in title_n else 0.0
+    tag = b.el.tag.lower() if isinstance(b.el.tag, str) else ""
+    g = _TAG_GROUPS.get(tag)
+    if g:
+        r[_FI["tag_" + g]] = 1.0
+    for m in c.marks:
+        r[_FI["in_" + m]] = 1.0
+    r[_FI["neg_class"]] = min(c.neg, 5)
+    r[_FI["pos_class"]] = min(c.pos, 5)
+    r[_FI["talk_class"]] = min(c.talk, 5)
+    r[_FI["neg_dist"]] = min(c.depth - c.neg_at, 30)
+    r[_FI["pos_dist"]] = min(c.depth - c.pos_at, 30)
+    r[_FI["talk_dist"]] = min(c.depth - c.talk_at, 30)
+
+
+def _block_votes(r: list[float], b, i: int, n: int, votes: list[float], nwords: list[int], ld: list[float],
+                 main_set: set[str], com_n: str) -> None:
+    """The peer's vote on this block and on its neighbours, with the neighbours' size and links."""
+    w = b.words
+    nw = len(w)
+    r[_FI["vote_main"]] = votes[i]
+    r[_FI["vote_main_words"]] = sum(x in main_set for x in w) / max(1, nw)
+    r[_FI["vote_comments"]] = 1.0 if nw and (" " + b.norm + " ") in com_n else 0.0
+    r[_FI["prev_vote"]] = votes[i - 1] if i > 0 else -1.0
+    r[_FI["next_vote"]] = votes[i + 1] if i + 1 < n else -1.0
+    r[_FI["prev2_vote"]] = votes[i - 2] if i > 1 else -1.0
+    r[_FI["next2_vote"]] = votes[i + 2] if i + 2 < n else -1.0
+    r[_FI["prev_log_words"]] = _log(nwords[i - 1]) if i > 0 else -1.0
+    r[_FI["next_log_words"]] = _log(nwords[i + 1]) if i + 1 < n else -1.0
+    r[_FI["prev_link_density"]] = ld[i - 1] if i > 0 else -1.0
+    r[_FI["next_link_density"]] = ld[i + 1] if i + 1 < n else -1.0
+
+
+def _block_containers(r: list[float], agg: dict[object, list[float]], ancestors: list[object]) -> None:
+    """Words, link density, vote share and block count of the block's 3 nearest containers."""
+    for k, key in enumerate(("c1", "c2", "c3")):
+        if k < len(ancestors):
+            s = agg[ancestors[k]]
+            r[_FI[key + "_log_words"]] = _log(s[0])
+            r[_FI[key + "_link_density"]] = s[1] / max(1.0, s[2])
+            r[_FI[key + "_vote"]] = s[3] / max(1.0, s[0])
+            if key != "c3":
+                r[_FI[key + "_log_blocks"]] = _log(s[4])
+        else:
+            r[_FI[key + "_vote"]] = -1.0
+
+
+def features(seg: Segmented, main_text: str | None, comments_text: str | None, title: str | None) -> list[list[float]]:
+    """One feature row per block (FEATURES order); main_text / comments_text are a peer's output."""
+    blocks = seg.blocks
+    n = len(blocks)
+    if n == 0:
+        return []
+    main_n = " " + _norm_words(main_text) + " "
+    main_set = set(main_n.split())
+    com_n = " " + _norm_words(comments_text) + " "
+    title_n = " " + _norm_words(title) + " "
+    votes = [1.0 if (" " + b.norm + " ") in main_n else 0.0 for b in blocks]
+    nwords = [len(b.words) for b in blocks]
+    ld = [b.link_chars / max(1, len(b.text)) for b in blocks]
+    total_words = sum(nwords) or 1
+    total_chars = sum(len(b.text) for b in blocks) or 1
+    agg, anc_ids = _ancestor_sums(blocks, nwords, votes)
+    page = {"page_log_words": _log(total_words),
+            "page_vote_share": sum(w * v for w, v in zip(nwords, votes)) / total_words,
+            "page_link_density": sum(b.link_chars for b in blocks) / total_chars,
+            "page_log_blocks": _log(n)}
     layout = layout_features(blocks, votes)
     lay0 = _FI[LAYOUT_FEATURES[0]]
+    rows = []
+    chars_before = 0
     for i, b in enumerate(blocks):
         r = [0.0] * len(FEATURES)
         r[lay0:lay0 + len(LAYOUT_FEATURES)] = layout[i]
-        w = b.words
-        nw = len(w)
-        r[0] = _log(nw)
-        r[1] = _log(len(b.text))
-        r[2] = ld[i]
-        r[3] = sum(len(x) for x in w) / max(1, nw)
-        r[4] = sum(x.isdigit() for x in w) / max(1, nw)
-        toks = b.text.split()
-        r[5] = sum(t[:1].isupper() for t in toks) / max(1, len(toks))
-        r[6] = len(_PUNCT.findall(b.text)) / max(1, nw)
-        r[7] = 1.0 if b.text.rstrip()[-1:] in ".!?:;" else 0.0
-        c = b.ctx
-        r[8] = min(c.depth, 100)
-        r[9] = i / n
-        r[10] = chars_before / total_chars
+        _block_own(r, b, i, n, chars_before, total_chars, ld[i], title_n)
         chars_before += len(b.text)
-        r[11] = 1.0 if nw and (" " + b.norm + " ") in title_n else 0.0
-        tag = b.el.tag.lower() if isinstance(b.el.tag, str) else ""
-        g = _TAG_GROUPS.get(tag)
-        if g:
-            r[_FI["tag_" + g]] = 1.0
-        for m in c.marks:
-            r[_FI["in_" + m]] = 1.0
-        r[_FI["neg_class"]] = min(c.neg, 5)
-        r[_FI["pos_class"]] = min(c.pos, 5)
-        r[_FI["talk_class"]] = min(c.talk, 5)
-        r[_FI["neg_dist"]] = min(c.depth - c.neg_at, 30)
-        r[_FI["pos_dist"]] = min(c.depth - c.pos_at, 30)
-        r[_FI["talk_dist"]] = min(c.depth - c.talk_at, 30)
-        r[_FI["vote_main"]] = votes[i]
-        r[_FI["vote_main_words"]] = sum(x in main_set for x in w) / max(1, nw)
-        r[_FI["vote_comments"]] = 1.0 if nw and (" " + b.norm + " ") in com_n else 0.0
-        r[_FI["prev_vote"]] = votes[i - 1] if i > 0 else -1.0
-        r[_FI["next_vote"]] = votes[i + 1] if i + 1 < n else -1.0
-        r[_FI["prev2_vote"]] = votes[i - 2] if i > 1 else -1.0
-        r[_FI["next2_vote"]] = votes[i + 2] if i + 2 < n else -1.0
-        r[_FI["prev_log_words"]] = _log(nwords[i - 1]) if i > 0 else -1.0
-        r[_FI["next_log_words"]] = _log(nwords[i + 1]) if i + 1 < n else -1.0
-        r[_FI["prev_link_density"]] = ld[i - 1] if i > 0 else -1.0
-        r[_FI["next_link_density"]] = ld[i + 1] if i + 1 < n else -1.0
-        for k, key in enumerate(("c1", "c2", "c3")):
-            if k < len(anc_ids[i]):
-                s = agg[anc_ids[i][k]]
-                r[_FI[key + "_log_words"]] = _log(s[0])
-                r[_FI[key + "_link_density"]] = s[1] / max(1.0, s[2])
-                r[_FI[key + "_vote"]] = s[3] / max(1.0, s[0])
-                if key != "c3":
-                    r[_FI[key + "_log_blocks"]] = _log(s[4])
-            else:
-                r[_FI[key + "_vote"]] = -1.0
-        r[_FI["page_log_words"]] = _log(total_words)
-        r[_FI["page_vote_share"]] = page_vote
-        r[_FI["page_link_density"]] = page_ld
-        r[_FI["page_log_blocks"]] = _log(n)
+        _block_votes(r, b, i, n, votes, nwords, ld, main_set, com_n)
+        _block_containers(r, agg, anc_ids[i])
+        for name, v in page.items():
+            r[_FI[name]] = v
         rows.append(r)
     return rows
