@@ -210,15 +210,22 @@ class _Signatures(beam.DoFn):
                 for b in bucket_ids.tolist():
                     yield beam.pvalue.TaggedOutput(self.BANDS, (b, (kh, fp)))
             return
-        ids = buckets.ravel()
-        doc = np.repeat(np.arange(len(keys)), self.bands)
-        part = ids % np.uint64(self.partitions)
-        order = np.argsort(part, kind="stable")
-        cuts = np.flatnonzero(np.diff(part[order])) + 1
-        for sel in np.split(order, cuts):
-            docs = doc[sel]
-            yield beam.pvalue.TaggedOutput(self.BANDS, (int(part[sel[0]]), (
-                ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())))
+        for item in band_partitions(buckets, fps, khs, self.bands, self.partitions):
+            yield beam.pvalue.TaggedOutput(self.BANDS, item)
+
+
+def band_partitions(buckets: np.ndarray, fps: np.ndarray, khs: np.ndarray, bands: int, partitions: int):
+    """A batch's band entries grouped by partition (bucket id modulo `partitions`), packed as three
+    byte strings per partition (bucket ids, fingerprints, key hashes): one element per partition
+    crosses the shuffle instead of one per (document, band)."""
+    ids = buckets.ravel()
+    doc = np.repeat(np.arange(len(khs)), bands)
+    part = ids % np.uint64(partitions)
+    order = np.argsort(part, kind="stable")
+    cuts = np.flatnonzero(np.diff(part[order])) + 1
+    for sel in np.split(order, cuts):
+        docs = doc[sel]
+        yield int(part[sel[0]]), (ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())
 
 
 def _unpack_partition(item):

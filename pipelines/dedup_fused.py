@@ -35,7 +35,8 @@ from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, similarity_fo
 from filters.dedup_text import (distinct_per_document, hash_normalized, normalize_text, shingle_hashes_spaced,
                                 spaced_words)
 from filters.minhash_signature import MinHasher, band_hashes
-from pipelines.dedup import _candidate_pairs, _key_of, _unpack_partition, _with_marks, key_hash, near_params
+from pipelines.dedup import (_candidate_pairs, _key_of, _unpack_partition, _with_marks, band_partitions, key_hash,
+                             near_params)
 
 EXACT, BANDS = "exact", "bands"
 
@@ -75,15 +76,8 @@ class _Prepare(beam.DoFn):
         buckets = band_hashes(sigs, self.bands, self.rows)
         fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
         khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
-        ids = buckets.ravel()
-        doc = np.repeat(np.arange(len(keys)), self.bands)
-        part = ids % np.uint64(self.partitions)
-        order = np.argsort(part, kind="stable")
-        cuts = np.flatnonzero(np.diff(part[order])) + 1
-        for sel in np.split(order, cuts):
-            docs = doc[sel]
-            yield beam.pvalue.TaggedOutput(BANDS, (int(part[sel[0]]), (
-                ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())))
+        for item in band_partitions(buckets, fps, khs, self.bands, self.partitions):
+            yield beam.pvalue.TaggedOutput(BANDS, item)
 
 
 class _PartnerIndex(beam.CombineFn):
