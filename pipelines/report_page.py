@@ -9,9 +9,11 @@ from __future__ import annotations
 import html
 import json
 import os
+import tempfile
 from typing import Any
 
-from corpus.manifest import MANIFEST_NAME, read_manifest
+from corpus import objectstore
+from corpus.manifest import manifest_path, read_manifest
 from corpus.report import ReportStats, read_report, read_samples, report_dir
 
 CSS = """
@@ -72,17 +74,37 @@ def _safe_name(s: str) -> str:
 
 
 def render_report(dataset_dir: str) -> str:
-    """Write plots and index.html under the dataset's report dir; return the page's path."""
-    rdir = report_dir(dataset_dir)
+    """Write plots and index.html under the dataset's report dir; return the page's path (or URI).
+
+    A dataset on object storage is rendered into a local temporary directory and then uploaded:
+    the figures first, index.html last, so the page never links to a figure that is not there yet."""
+    if not objectstore.is_remote(dataset_dir):
+        return _render(dataset_dir, report_dir(dataset_dir))
+    with tempfile.TemporaryDirectory(prefix="cidermill-report-") as tmp:
+        _render(dataset_dir, tmp)
+        rdir = report_dir(dataset_dir)
+        for name in sorted(os.listdir(os.path.join(tmp, "plots"))):
+            with open(os.path.join(tmp, "plots", name), "rb") as f:
+                objectstore.write_bytes(f"{rdir}/plots/{name}", f.read())
+        with open(os.path.join(tmp, "index.html"), "rb") as f:
+            objectstore.write_bytes(f"{rdir}/index.html", f.read())
+    return f"{rdir}/index.html"
+
+
+def _render(dataset_dir: str, rdir: str) -> str:
+    """Read the report of `dataset_dir` (local or remote); write plots/ and index.html under local `rdir`."""
     stats = read_report(dataset_dir)
     samples = read_samples(dataset_dir)
     plots = os.path.join(rdir, "plots")
     os.makedirs(plots, exist_ok=True)
-    manifest = read_manifest(dataset_dir) if os.path.exists(os.path.join(dataset_dir, MANIFEST_NAME)) else None
+    remote = objectstore.is_remote(dataset_dir)
+    has_manifest = (objectstore.exists if remote else os.path.exists)(manifest_path(dataset_dir))
+    manifest = read_manifest(dataset_dir) if has_manifest else None
+    where = dataset_dir.rstrip("/") if remote else os.path.abspath(dataset_dir)
 
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>cidermill report: {_e(os.path.basename(os.path.abspath(dataset_dir)))}</title>",
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>cidermill report: {_e(where.rsplit('/', 1)[-1])}</title>",
              f"<style>{CSS}</style></head><body>",
-             f"<h1>cidermill report — {_e(os.path.abspath(dataset_dir))}</h1>"]
+             f"<h1>cidermill report — {_e(where)}</h1>"]
     if manifest is not None:
         parts.append(f"<p>kind <b>{_e(manifest.kind)}</b>, {manifest.rows} rows in {len(manifest.shards)} shard(s); "
                      f"created {_e(manifest.provenance.get('created', '?'))}, version {_e(manifest.provenance.get('version', '?'))}, "

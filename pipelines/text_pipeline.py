@@ -46,8 +46,13 @@ def rejected_dir_for(out_dir: str, cfg: dict[str, Any]) -> str | None:
     if where in (None, "none", False):
         return None
     if where == "sibling":
-        return os.path.normpath(out_dir) + ".rejected"
+        return (out_dir.rstrip("/") if objectstore.is_remote(out_dir) else os.path.normpath(out_dir)) + ".rejected"
     return str(where)
+
+
+def _where(directory: str) -> str:
+    """A dataset's place as one comparable string: the URI on object storage, else the absolute path."""
+    return directory.rstrip("/") if objectstore.is_remote(directory) else os.path.abspath(directory)
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -261,8 +266,8 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
                                                   overwrite=overwrite, **tb)
     stats = rows | "Stats" >> beam.CombineGlobally(_StatsFn(cfg))
     samples = dropped | "Samples" >> beam.Map(_sample)
-    info = {"pipeline": "text", "input": pages_dir if objectstore.is_remote(pages_dir) else os.path.abspath(pages_dir),
-            "rejected": os.path.abspath(rejected_dir) if rejected_dir else None,
+    info = {"pipeline": "text", "input": _where(pages_dir),
+            "rejected": _where(rejected_dir) if rejected_dir else None,
             "stages": chain.stage_names}
     k = int((cfg.get("output") or {}).get("samples_per_reason", 20))
     (stats, samples) | "WriteReport" >> WriteReport(out_dir, samples_per_reason=k, info=info)
@@ -279,10 +284,7 @@ def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_
     cfg = load_config(config_path, overrides)
     if rejected_dir == "":
         rejected_dir = rejected_dir_for(out_dir, cfg)
-    if objectstore.is_remote(out_dir):
-        raise ConfigError("text: --out cannot be an s3:// URI yet (the HTML report is rendered on local disk); "
-                          "write locally and copy, or read --in from s3://")
-    if os.path.abspath(pages_dir) == os.path.abspath(out_dir):
+    if _where(pages_dir) == _where(out_dir):
         raise ConfigError("--out must differ from --in")
     prov = make_provenance("documents", config=cfg, inputs=[pages_dir], command=command)
     log.info("text: %s -> %s (rejected rows: %s)", pages_dir, out_dir, rejected_dir or "not written")

@@ -154,3 +154,44 @@ def test_manifest_naming_a_key_outside_the_prefix_is_refused(s3):
         ShardDataset("s3://cider/evil")
     with pytest.raises(ShardError, match="must be a plain file name"):
         verify_dataset("s3://cider/evil")
+
+
+def test_text_job_writes_dataset_rejected_rows_and_report_to_s3(s3, tmp_path, capsys):
+    """`cidermill text --out s3://...`: the kept and the rejected datasets, stats, dropped samples and the
+    HTML page with its figures all land in the bucket; the shards are the bytes of a local run."""
+    import yaml
+    from corpus.schemas import PAGES
+    rows = [{"id": f"p{i:03d}", "url": f"http://site.test/{i}",
+             "text": "\n".join(f"Line {j} of page {i} says something plain and true about apples." for j in range(12))}
+            for i in range(30)]
+    rows += [{"id": "short", "url": "http://site.test/s", "text": "too short"},
+             {"id": "empty", "url": "http://site.test/e", "text": ""}]
+    pages = str(tmp_path / "pages")
+    write_dataset(pages, "pages", pa.Table.from_pylist(rows, schema=PAGES))
+    cfg = tmp_path / "text.yaml"
+    cfg.write_text(yaml.safe_dump({"stages": ["input", "c4_lines", "gopher"]}))
+    local = str(tmp_path / "docs")
+    args = ["--in", pages, "--config", str(cfg), "--runner=FnApiRunner"]
+    assert main(["text", "--out", local, *args]) == 0
+    assert main(["text", "--out", "s3://cider/text/docs", *args]) == 0
+    capsys.readouterr()
+    assert len(ShardDataset(local + ".rejected")) >= 2          # both datasets hold rows to compare
+    for suffix in ("", ".rejected"):
+        assert digests(local + suffix) and digests("s3://cider/text/docs" + suffix) == digests(local + suffix)
+        assert verify_dataset("s3://cider/text/docs" + suffix) == []
+    assert main(["shards", "verify", "s3://cider/text/docs"]) == 0
+    assert 0 < len(ShardDataset("s3://cider/text/docs")) < len(rows)
+    fs, path = pafs.FileSystem.from_uri("s3://cider/text/docs/_report")
+    keys = {i.path[len(path) + 1:] for i in fs.get_file_info(pafs.FileSelector(path, recursive=True))}
+    assert {"stats.json", "index.html", "plots/funnel.png"} <= keys
+    assert any(k.startswith("dropped/") for k in keys) and not [k for k in keys if ".tmp" in k]
+    with fs.open_input_stream(path + "/index.html") as f:
+        page = f.read().decode()
+    assert "s3://cider/text/docs" in page and "plots/funnel.png" in page
+    # an s3:// output that holds another dataset is refused in one line, nothing in it changed
+    before = digests("s3://cider/text/docs")
+    write_dataset("s3://cider/text/other", "documents", table(5))
+    rc = main(["text", "--out", "s3://cider/text/other", *args])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and "already holds a different dataset" in err and "\n" not in err
+    assert len(ShardDataset("s3://cider/text/other")) == 5 and digests("s3://cider/text/docs") == before
