@@ -34,6 +34,8 @@ import re
 import sys
 from collections import defaultdict
 
+import lxml.etree
+import lxml.html
 import pyarrow as pa
 
 from corpus.errors import CidermillError
@@ -80,10 +82,34 @@ def doc_files(root: str) -> list[str]:
     return sorted(out)
 
 
+_LANG_TAG = re.compile(r"^[a-z]{2}(-[a-z]{2})?$")
+
+
 def file_language(path: str) -> str:
-    if doc_kind(path) == "html":
-        return debian_docs.page_language(path)
-    return ""
+    """`name.LL.ext` -> LL; else HTML as debian_docs reads it (default "en"); plain text ""."""
+    parts = os.path.basename(path[:-3] if path.endswith(".gz") else path).split(".")
+    if len(parts) >= 3 and _LANG_TAG.match(parts[-2]) and parts[-2] not in ("md", "rst", "py"):
+        return parts[-2]
+    return debian_docs.page_language(path) if doc_kind(path) == "html" else ""
+
+
+def reading_order(paths: list[str]) -> list[str]:
+    """Pages of one directory in the order its index page (`index.html` or `index.LL.html`) first
+    links them, the rest after in natural name order (file names alone put a preface last)."""
+    d, lang = os.path.dirname(paths[0]), file_language(paths[0])
+    rank: dict[str, int] = {}
+    for name in (f"index.{lang}.html", "index.html"):
+        idx = os.path.join(d, name)
+        if os.path.isfile(idx):
+            try:
+                with open(idx, "rb") as f:
+                    links = [link for _, _, link, _ in lxml.html.fromstring(f.read()).iterlinks()]
+            except (OSError, ValueError, lxml.etree.ParserError):
+                break
+            for link in links:
+                rank.setdefault(link.split("#")[0].split("?")[0], len(rank))
+            break
+    return sorted(paths, key=lambda p: (rank.get(os.path.basename(p), len(rank)), _natural(os.path.basename(p))))
 
 
 def group_units(root: str, files: list[str], unit: str = "manual") -> dict[str, list[str]]:
@@ -95,7 +121,7 @@ def group_units(root: str, files: list[str], unit: str = "manual") -> dict[str, 
         rel = os.path.relpath(p, root)
         key = rel if unit == "file" else f"{os.path.dirname(rel) or '.'}#{file_language(p)}"
         groups[key].append(p)
-    return {k: sorted(v, key=lambda p: _natural(os.path.basename(p))) for k, v in sorted(groups.items())}
+    return {k: reading_order(v) for k, v in sorted(groups.items())}
 
 
 def file_text(path: str) -> str:
@@ -134,6 +160,35 @@ def split_parts(text: str, max_chars: int) -> list[str]:
     return parts + [text] if text else parts
 
 
+def read_unit(paths: list[str], fst) -> list[str]:
+    """Texts of one unit's files, recording each file kept or dropped (with its reason) in `fst`.
+
+    A unit holding a manual twice, as HTML pages and as a plain-text rendering (Debian ships
+    both), keeps the text (one file, in reading order): when the plain text has at least 80% of
+    the pages' words the pages are dropped as `html_twin_of_text`; otherwise both are kept."""
+    got = []
+    for p in paths:
+        if os.path.islink(p):  # packages link shared files in: the target is read where it lives
+            fst.record(False, "symlink")
+            continue
+        try:
+            t = file_text(p)
+        except CidermillError as e:
+            fst.record(False, str(e))
+        except (OSError, EOFError, ValueError) as e:  # unreadable file or broken gzip / HTML
+            fst.record(False, f"unreadable:{type(e).__name__}")
+        else:
+            if t:
+                got.append((doc_kind(p), t))
+            else:
+                fst.record(False, "empty")
+    words = {k: sum(len(t.split()) for kk, t in got if kk == k) for k in ("html", "text")}
+    twin = words["html"] > 0 and words["text"] >= 0.8 * words["html"]
+    for k, _ in got:
+        fst.record(not (twin and k == "html"), "html_twin_of_text")
+    return [t for k, t in got if not (twin and k == "html")]
+
+
 def build(root: str, out: str, unit: str = "manual", min_words: int = 2000, max_chars: int = 1_000_000,
           overwrite: bool = False) -> dict:
     """Write the whole documents under root to the dataset `out`; returns a summary."""
@@ -145,19 +200,7 @@ def build(root: str, out: str, unit: str = "manual", min_words: int = 2000, max_
     fst, ust = stats.stage("files"), stats.stage("units")
     rows = []
     for key, paths in group_units(root, doc_files(root), unit).items():
-        texts = []
-        for p in paths:
-            try:
-                t = file_text(p)
-            except CidermillError as e:
-                fst.record(False, str(e))
-                continue
-            except (OSError, EOFError, ValueError) as e:  # unreadable file or broken gzip / HTML
-                fst.record(False, f"unreadable:{type(e).__name__}")
-                continue
-            fst.record(bool(t), "empty")
-            if t:
-                texts.append(t)
+        texts = read_unit(paths, fst)
         lang = file_language(paths[0])
         text = "\n\n".join(texts)
         words = count_words(text, lang)

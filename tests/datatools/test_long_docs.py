@@ -20,17 +20,29 @@ def _paragraphs(tag: str, n: int, rng: random.Random) -> list[str]:
     return [f"{tag}P{i} " + " ".join(rng.choice(_WORDS) for _ in range(59)) + "." for i in range(n)]
 
 
+def _html(path: str, paras: list[str]) -> None:
+    with open(path, "w") as f:
+        f.write("<html><body><div class='related'>nav</div>" + "".join(f"<p>{p}</p>" for p in paras)
+                + "<pre>code()</pre></body></html>")
+
+
 def _docs(root: str) -> dict[str, list[str]]:
     rng = random.Random(0)
-    book = {n: _paragraphs(f"ch{n}", 40, rng) for n in (1, 2, 10)}  # 3 x 2,400 words, one manual
+    book = {n: _paragraphs(n, 30, rng) for n in ("pr01", "ch1", "ch2", "ch10")}  # 4 x 1,800 words, one manual
     os.makedirs(os.path.join(root, "manual", "_sources"))
     for n, paras in book.items():
-        html = "<html><body><div class='related'>nav</div>" + "".join(f"<p>{p}</p>" for p in paras) + \
-               "<pre>code()</pre></body></html>"
-        with open(os.path.join(root, "manual", f"ch{n}.html"), "w") as f:
-            f.write(html)
+        _html(os.path.join(root, "manual", f"{n}.html"), paras)
+    with open(os.path.join(root, "manual", "index.html"), "w") as f:  # reading order: preface first
+        f.write("".join(f"<a href='{n}.html#top'>{n}</a>" for n in book))
+    os.makedirs(os.path.join(root, "ref"))  # a manual shipped twice: HTML pages and a text rendering
+    ref = _paragraphs("ref", 50, rng)
+    _html(os.path.join(root, "ref", "a.en.html"), ref[:25])
+    _html(os.path.join(root, "ref", "b.en.html"), ref[25:])
+    with open(os.path.join(root, "ref", "ref.en.txt"), "w") as f:
+        f.write("\n\n".join(ref))
+    os.symlink(os.path.join(root, "ref", "ref.en.txt"), os.path.join(root, "ref", "copy.en.txt"))
     with open(os.path.join(root, "manual", "_sources", "ch1.rst.txt"), "w") as f:
-        f.write("\n\n".join(book[1]))  # Sphinx's source copy: must not double the manual
+        f.write("\n\n".join(book["ch1"]))  # Sphinx's source copy: must not double the manual
     os.makedirs(os.path.join(root, "texts"))
     novel = _paragraphs("novel", 60, rng)
     with gzip.open(os.path.join(root, "texts", "novel.txt.gz"), "wt") as f:  # lines wrapped inside paragraphs
@@ -40,7 +52,7 @@ def _docs(root: str) -> dict[str, list[str]]:
     os.makedirs(os.path.join(root, "notes"))
     with open(os.path.join(root, "notes", "todo.md"), "w") as f:
         f.write("a short note of a few words")
-    return {"manual": [p for n in (1, 2, 10) for p in book[n]], "novel": novel}
+    return {"manual": [p for paras in book.values() for p in paras], "novel": novel, "ref": ref}
 
 
 def test_manuals_kept_whole_in_reading_order_and_tokenizable(tmp_path):
@@ -50,12 +62,14 @@ def test_manuals_kept_whole_in_reading_order_and_tokenizable(tmp_path):
     want = _docs(str(tmp_path / "docs"))
     s = build(str(tmp_path / "docs"), str(tmp_path / "out"))
     rows = {r["title"]: r for r in ShardDataset(str(tmp_path / "out")).to_table().to_pylist()}
-    assert sorted(rows) == ["manual", "texts"]
+    assert sorted(rows) == ["manual", "ref", "texts"]
     manual = rows["manual"]
-    assert manual["text"].split("\n\n") == want["manual"]  # ch1, ch2, ch10 whole; no nav, no code, no _sources
-    assert manual["words"] == 7200 and manual["files"] == 3 and manual["parts"] == 1
+    assert manual["text"].split("\n\n") == want["manual"]  # pr01, ch1, ch2, ch10 whole; no nav/code/_sources
+    assert manual["words"] == 7200 and manual["files"] == 4 and manual["parts"] == 1
+    assert rows["ref"]["text"].split("\n\n") == want["ref"] and rows["ref"]["files"] == 1  # not doubled
     assert rows["texts"]["text"].split("\n\n") == want["novel"] and rows["texts"]["files"] == 1
-    assert s["files_dropped"] == {"binary": 1} and s["units_dropped"] == {"short": 1}
+    assert s["files_dropped"] == {"binary": 1, "html_twin_of_text": 2, "symlink": 1}
+    assert s["units_dropped"] == {"short": 1}
     stats = json.load(open(tmp_path / "out" / "_report" / "stats.json"))
     assert stats["stages"]["units"]["dropped"] == {"short": 1}
 
@@ -63,7 +77,7 @@ def test_manuals_kept_whole_in_reading_order_and_tokenizable(tmp_path):
     run_tokenize(str(tmp_path / "out"), str(tmp_path / "tokens"), tok, source="books")
     t = ShardDataset(str(tmp_path / "tokens")).to_table().to_pylist()
     lengths = {r["doc_id"]: len(r["tokens"]) for r in t}
-    assert set(lengths) == {"manual#en", "texts#"} and lengths["manual#en"] > 7200  # one row, whole
+    assert set(lengths) == {"manual#en", "ref#en", "texts#"} and lengths["manual#en"] > 7200  # one row, whole
 
 
 def test_long_units_cut_into_lossless_parts_and_reruns_identical(tmp_path):
@@ -76,7 +90,7 @@ def test_long_units_cut_into_lossless_parts_and_reruns_identical(tmp_path):
     ch10 = sorted((r for r in rows if r["title"] == "manual/ch10.html"), key=lambda r: r["part"])
     assert len(ch10) == ch10[0]["parts"] > 1 and all(len(r["text"]) <= 5_000 for r in ch10)
     assert [r["id"] for r in ch10] == [f"manual/ch10.html~p{i}" for i in range(len(ch10))]
-    assert "\n\n".join(r["text"] for r in ch10).split("\n\n") == want["manual"][80:]
+    assert "\n\n".join(r["text"] for r in ch10).split("\n\n") == want["manual"][90:]
     assert split_parts("x" * 2500, 1000) == ["x" * 1000, "x" * 1000, "x" * 500]  # no break: hard cut
 
 
