@@ -21,8 +21,8 @@ from typing import Any
 from corpus.process_cache import ProcessCache
 from corpus.schemas import compress_html
 from crawl.checkpoint import chunk_key, load_chunk, save_chunk
-from crawl.extract import _links, extract_page, parse_html
-from crawl.extract_pool import ExtractPool, shared_pool
+from crawl.extract import _links, parse_html
+from crawl.extract_pool import ExtractPool, page_task, shared_pool
 from crawl.fetch import HTML_TYPES, PDF_TYPES, RETRY_STATUSES, FetchConfig, Fetcher, FetchResult, mime_of
 from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
 from crawl.pdf import pdf_page_row
@@ -219,11 +219,9 @@ class WaveCrawler:
         """One URL with extraction in this process."""
         steps = self._crawl_steps(e, out)
         try:
-            html, url = next(steps)
-        except StopIteration:
-            return
-        try:
-            steps.send(extract_page(html, url, fast=self.config.fast_extract))
+            task = next(steps)
+            while True:
+                task = steps.send(page_task(*task, self.config.fast_extract))
         except StopIteration:
             pass
 
@@ -240,8 +238,8 @@ class WaveCrawler:
             steps = self._crawl_steps(e, part)
             job = None
             try:
-                html, url = next(steps)
-                job = (html, url, pool.submit(html, url, fast))
+                task = next(steps)
+                job = (task, pool.submit(task, fast))
             except StopIteration:
                 pass
             except Exception as ex:  # noqa: BLE001
@@ -256,9 +254,11 @@ class WaveCrawler:
     def _finish_pooled(self, item, pool: ExtractPool, fast: bool, out: WaveOutput) -> None:
         e, part, steps, job = item
         if job is not None:
-            html, url, fut = job
+            task, fut = job
             try:
-                steps.send(pool.result(fut, html, url, fast))
+                task = steps.send(pool.result(fut, task, fast))
+                while True:  # the page went to the browser: its rendered HTML is extracted now
+                    task = steps.send(pool.result(pool.submit(task, fast), task, fast))
             except StopIteration:
                 pass
             except Exception as ex:  # noqa: BLE001
@@ -368,8 +368,11 @@ class WaveCrawler:
         return res
 
     def _crawl_steps(self, e: dict, out: WaveOutput):
-        """One URL, as a generator: it yields (html, url) once when the page needs extracting and
-        takes the Extraction back by send(), so the caller decides where extraction runs."""
+        """One URL, as a generator: it yields (html, url, render_mode) when the page needs CPU work
+        and takes extract_pool.page_task's answer back by send(), so the caller decides where that
+        runs. With `--render auto` the render decision (a full parse of a page with scripts) goes
+        with the extraction in that one task; a page it sends to the browser then yields again
+        with its rendered HTML (render_mode None)."""
         c = self.config
         decision = self._admit(e, out)
         if decision is None:
@@ -382,15 +385,21 @@ class WaveCrawler:
         url, final, html = e["url"], res.final_url, res.html or ""
         noindex, nofollow = robots_flags(html, res.headers.get("x-robots-tag"), c.user_agent)
         final_decision = self.robots.decide(final) if final != url else decision
-        why_render = render_reason(html, c.render) if not noindex else None
-        if len(res.body) > c.max_bytes and not why_render:
+        big = len(res.body) > c.max_bytes
+        decide_in_task = c.render == "auto" and not noindex and not big
+        why_render = render_reason(html, c.render) if not (noindex or decide_in_task) else None
+        ex = None
+        if decide_in_task:
+            why_render, ex = yield html, final, c.render
+        if big and not why_render:
             # only pages headed for rendering may use the larger render cap
             out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes} "
                                      "and not headed for rendering", res))
             return
         rendered = self._render(final, res) if why_render else _Rendered()
         noindex, nofollow = noindex or rendered.noindex, nofollow or rendered.nofollow
-        ex = (yield rendered.html or html, final) if not noindex else None
+        if ex is None and not noindex:
+            _, ex = yield rendered.html or html, final, None
         if ex is not None and not ex.text and rendered.visible_text and rendered.visible_text.strip():
             # no block passed as main content: what the browser shows beats nothing
             ex.text, ex.error = rendered.visible_text.strip(), "main_content_from_inner_text"

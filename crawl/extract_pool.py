@@ -3,7 +3,8 @@
 Fetching is I/O and stays in the crawler's host threads (politeness per host stays in one place);
 extraction (parse + block model, pure CPU) holds the GIL, so threads cannot share it out. An
 `ExtractPool` sends each page's HTML to one of N spawned processes and hands back a Future of the
-same `Extraction` that `extract_page` returns in-process: the crawler keeps its rows in frontier
+same answer `page_task` gives in-process (with `--render auto`, the render decision's parse goes
+along, so the host thread never parses the page): the crawler keeps its rows in frontier
 order, so the output does not depend on N. A worker that dies is replaced and its pages are
 extracted again in the crawler's own process: a crash costs time, never a page.
 """
@@ -16,6 +17,7 @@ import threading
 import time
 
 from crawl.extract import Extraction, extract_page
+from crawl.render_policy import render_reason
 
 
 def available_cores() -> int:
@@ -31,6 +33,19 @@ def resolve_workers(n: int) -> int:
     if n < 0:
         raise ValueError(f"extract workers must be >= 0 (0: one per core), got {n}")
     return n or available_cores()
+
+
+def page_task(html: str, url: str, render_mode: str | None, fast: bool | None
+              ) -> tuple[str | None, Extraction | None]:
+    """One page's CPU work: with `render_mode`, first the render decision (render_policy parses a
+    page with scripts in full), then, when the static page is kept, its extraction; -> (why to
+    render, None) or (None, Extraction). Run in a worker, it spares the host thread that fetched
+    the page (and holds the GIL every fetch needs) a second parse of the same HTML."""
+    if render_mode is not None:
+        why = render_reason(html, render_mode)
+        if why:
+            return why, None
+    return None, extract_page(html, url, fast=fast)
 
 
 _WARM_PAGE = ("<html><head><title>warm</title></head><body><article><h1>Warm up</h1>"
@@ -66,22 +81,23 @@ class ExtractPool:
         for f in [pool.submit(_warm, 0.3) for _ in range(self.workers)]:
             f.result()
 
-    def submit(self, html: str, url: str, fast: bool) -> cf.Future:
+    def submit(self, task: tuple, fast: bool | None) -> cf.Future:
+        """A Future of page_task(*task, fast); task: (html, url, render_mode)."""
         self.submitted += 1
         try:
-            return self._executor().submit(extract_page, html, url, fast)
+            return self._executor().submit(page_task, *task, fast)
         except cf.process.BrokenProcessPool:
             self._reset()
-            return self._executor().submit(extract_page, html, url, fast)
+            return self._executor().submit(page_task, *task, fast)
 
-    def result(self, fut: cf.Future, html: str, url: str, fast: bool) -> Extraction:
-        """The worker's extraction, or the same extraction done here if the worker died."""
+    def result(self, fut: cf.Future, task: tuple, fast: bool | None) -> tuple[str | None, Extraction | None]:
+        """The worker's page_task answer, or the same answer computed here if the worker died."""
         try:
             return fut.result()
         except cf.process.BrokenProcessPool:
             self._reset()
             self.redone += 1
-            return extract_page(html, url, fast=fast)
+            return page_task(*task, fast)
 
     def _reset(self) -> None:
         with self._lock:
