@@ -6,7 +6,7 @@ import os
 import pytest
 
 from corpus.reader import ShardDataset
-from crawl.extract_pool import resolve_workers, shared_pool
+from crawl.extract_pool import page_task, resolve_workers, shared_pool
 from pipelines.crawl_pipeline import run_crawl
 from pipelines.demo_site.server import DemoSite
 
@@ -119,6 +119,22 @@ def test_extract_workers_zero_means_one_per_core():
     assert resolve_workers(3) == 3
     with pytest.raises(ValueError, match="extract workers"):
         resolve_workers(-1)
+
+
+def test_page_task_decides_rendering_then_extracts():
+    """The pool's task with --render auto: a page headed for the browser comes back with its reason
+    and no extraction; a page with scripts that keeps its static HTML comes back extracted, from
+    the same parse-carrying task (the host thread never parses it)."""
+    url = "http://site.invalid/a.html"
+    shell = "<html><body><div id='root'></div><script src='/app.js'></script></body></html>"
+    assert page_task(shell, url, "auto", None) == ("app_shell", None)
+    article = ("<html><head><title>A</title></head><body><article><h1>A page</h1>"
+               + "<p>Words that read like a page, written for people to read.</p>" * 20
+               + "</article><script>var seen = 1;</script></body></html>")
+    why, ex = page_task(article, url, "auto", None)
+    assert why is None and "Words that read like a page" in ex.text
+    why, ex = page_task(shell, url, None, None)  # no mode: the rendered HTML's pass, always extracted
+    assert why is None and ex is not None
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="no chromium")
