@@ -11,13 +11,16 @@ examples:
   cidermill rl --sft out/sft --data out/sft-data --out out/rl-random --selection random
   cidermill rl --sft out/sft --data out/sft-data --out out/rl-async --async --max-staleness 2
   cidermill rl ... --out out/rl                   # run again: resumes exactly (sync runs)
+  cidermill rl ... --reward-model out/rm --reward-model-weight 0.5
 
 Each step samples --group completions for each of --prompts prompts, scores them (a reward that
 raises or exceeds --reward-timeout scores 0 and is logged), and takes one clipped policy-gradient
 step with a KL penalty to the SFT model. --selection variance re-scores --candidates prompts every
 --select-every steps and keeps the --keep whose rewards vary most. --async runs the actor in its
 own thread; samples carry their policy version and are never older than --max-staleness updates
-(the clipped importance ratio corrects for the rest). Prompts come from the dataset's train split."""
+(the clipped importance ratio corrects for the rest). Prompts come from the dataset's train split.
+--reward-model (from `cidermill sft rm`) adds W * sigmoid(score) of each completion, in [0, W], to
+its verifiable reward."""
 BEAM = False
 
 
@@ -44,6 +47,9 @@ def configure(p):
     p.add_argument("--max-staleness", type=int, default=1, help="with --async: oldest policy version allowed")
     p.add_argument("--reward-timeout", type=float, default=2.0)
     p.add_argument("--checkpoint-every", type=int, default=10)
+    p.add_argument("--reward-model", help="reward model directory (`cidermill sft rm`): an extra reward")
+    p.add_argument("--reward-model-weight", type=float, default=0.5,
+                   help="W: the reward model adds W * sigmoid(score) (default 0.5)")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -84,8 +90,19 @@ def run(args, beam_args) -> int:
                    select_samples=args.select_samples, asynchronous=args.asynchronous,
                    max_staleness=args.max_staleness if args.asynchronous else 0,
                    reward_timeout=args.reward_timeout, seed=args.seed, checkpoint_every=args.checkpoint_every)
+    extra = None
+    if args.reward_model:
+        from training.posttrain.reward_model import load_reward_model, reward_model_reward
+        if args.reward_model_weight < 0:
+            raise ConfigError("--reward-model-weight must be >= 0")
+        rm = load_reward_model(args.reward_model)
+        if rm.config.vocab_size < tok.get_vocab_size() or rm.config.max_seq_len < model.config.max_seq_len:
+            raise ConfigError(f"{args.reward_model}: reward model (vocab {rm.config.vocab_size}, context "
+                              f"{rm.config.max_seq_len}) cannot score this policy's sequences (vocab "
+                              f"{tok.get_vocab_size()}, context {model.config.max_seq_len})")
+        extra = reward_model_reward(rm, args.reward_model_weight, tok.token_to_id(END))
     print(f"rl: {len(pool)} prompts ({sum(dropped.values())} set aside: {dict(dropped)})")
-    res = run_rl(model, ref, pool, cfg, args.out, tok.token_to_id(END), tok.decode, log=print)
+    res = run_rl(model, ref, pool, cfg, args.out, tok.token_to_id(END), tok.decode, log=print, extra_reward=extra)
     print(f"rl: step {res.step}, {res.generations} completions, {res.new_tokens} tokens sampled, "
           f"stale batches dropped {res.dropped_stale}, reward errors {res.reward_errors}, "
           f"non-finite steps {res.nan_steps or 'none'}")

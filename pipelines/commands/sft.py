@@ -1,4 +1,5 @@
-"""`cidermill sft data|train`: build SFT conversations from the project's own sources, and fine-tune."""
+"""`cidermill sft data|train|rm`: build SFT conversations from the project's own sources, fine-tune,
+and train a reward model on the trajectory trees' preference pairs."""
 from __future__ import annotations
 
 import argparse
@@ -12,18 +13,22 @@ examples:
   cidermill sft data --tokenizer out/tok --out out/sft-tools --kinds tools --preferences out/prefs
   cidermill sft train --init out/train --tokenizer out/tok --data out/sft-data --out out/sft --steps 200
   cidermill sft train ... --out out/sft           # run again: resumes exactly from the newest checkpoint
+  cidermill sft rm --init out/sft --pairs out/prefs --out out/rm --steps 200
 
 `data` writes a conversations dataset (held-out rows marked split=heldout, from source tables the
 training rows never use) with a report of dropped rows by reason. `train` adds the chat markers
 to the tokenizer and the model (new embedding rows = mean of their pieces), trains on assistant
-tokens only, and skips (and records) any step whose loss is not finite."""
+tokens only, and skips (and records) any step whose loss is not finite. `rm` trains a reward
+model (the SFT model plus a scalar head on the last token) with the Bradley-Terry loss on the
+preference pairs, holds out whole trajectory trees, prints held-out pair accuracy (chance 0.5)
+and saves it for `cidermill rl --reward-model`."""
 BEAM = False
 KINDS = ("qa", "guided", "tools", "docs")
 
 
 def configure(p):
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    sub = p.add_subparsers(dest="sft_cmd", metavar="data|train", required=True)
+    sub = p.add_subparsers(dest="sft_cmd", metavar="data|train|rm", required=True)
     d = sub.add_parser("data", help="build a conversations dataset", description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("--tokenizer", required=True, help="base tokenizer (the chat markers are added)")
@@ -51,6 +56,17 @@ def configure(p):
     t.add_argument("--lr", type=float, default=3e-4)
     t.add_argument("--checkpoint-every", type=int, default=50)
     t.add_argument("--seed", type=int, default=0)
+    r = sub.add_parser("rm", help="reward model on preference pairs (Bradley-Terry)", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("--init", required=True, help="SFT run directory or checkpoint (the reward model's body)")
+    r.add_argument("--pairs", required=True, help="preference pairs (`cidermill sft data --preferences DIR`)")
+    r.add_argument("--out", required=True, help="reward model directory")
+    r.add_argument("--tokenizer", help="chat tokenizer (default: the one saved in the SFT run)")
+    r.add_argument("--steps", type=int, default=200)
+    r.add_argument("--batch", type=int, default=8, help="pairs per step")
+    r.add_argument("--lr", type=float, default=1e-4)
+    r.add_argument("--heldout", type=float, default=0.2, help="share of trajectory trees held out (default 0.2)")
+    r.add_argument("--seed", type=int, default=0)
 
 
 def run(args, beam_args) -> int:
@@ -59,6 +75,8 @@ def run(args, beam_args) -> int:
     from corpus.errors import ConfigError
     if args.sft_cmd == "data":
         return _data(args)
+    if args.sft_cmd == "rm":
+        return _reward_model(args)
     import torch
     from training.posttrain.data import encode_rows, read_rows
     from training.posttrain.setup import chat_model, save_chat_tokenizer
@@ -134,4 +152,44 @@ def _data(args) -> int:
         pairs = [{"id": f"{r['id']}-{k}", **p} for r in trees for k, p in enumerate(preference_pairs(json.loads(r["tree"])))]
         n = write_preferences(pairs, args.preferences, overwrite=args.overwrite)
         print(f"preference pairs: {n} in {args.preferences}")
+    return 0
+
+
+def _reward_model(args) -> int:
+    import dataclasses
+    import os
+
+    import torch
+
+    from corpus.errors import ConfigError
+    from training.checkpoint import load_model_from_checkpoint
+    from training.posttrain import reward_model as R
+    from training.posttrain.chat import END
+    from training.posttrain.setup import checkpoint_dir
+    from training.tokenizer import load_tokenizer
+    if args.steps < 1 or args.batch < 1:
+        raise ConfigError("--steps and --batch must be >= 1")
+    if not 0.0 < args.heldout < 1.0:
+        raise ConfigError("--heldout must be between 0 and 1")
+    torch.manual_seed(args.seed)
+    tok = load_tokenizer(args.tokenizer or os.path.join(args.init, "tokenizer"))
+    if tok.token_to_id(END) is None:
+        raise ConfigError("the tokenizer has no chat markers: give the SFT run's tokenizer")
+    rm = R.RewardModel(load_model_from_checkpoint(checkpoint_dir(args.init)))
+    pairs, dropped = R.encode_pairs(tok, R.read_pairs(args.pairs), rm.config.max_seq_len)
+    train, held = R.split_by_source(pairs, args.heldout, args.seed)
+    if not train or not held:
+        raise ConfigError(f"{args.pairs}: {len(pairs)} usable pairs give {len(train)} training and {len(held)} "
+                          f"held-out ones; both must be non-empty (dropped: {dict(dropped)})")
+    pad = tok.token_to_id(END)
+    cfg = R.RMConfig(steps=args.steps, batch=args.batch, lr=args.lr, heldout=args.heldout, seed=args.seed)
+    before = R.pair_accuracy(rm, held, pad)
+    print(f"rm: {len(train)} training pairs, {len(held)} held-out (by trajectory tree); dropped {dict(dropped) or 'none'}")
+    out = R.train_reward_model(rm, train, cfg, pad, log=print)
+    after = R.pair_accuracy(rm, held, pad)
+    R.save_reward_model(rm, args.out, {"config": dataclasses.asdict(cfg), "train_pairs": len(train),
+                                       "heldout_pairs": len(held), "heldout_accuracy_before": before,
+                                       "heldout_accuracy": after, "nan_steps": out["nan_steps"]})
+    print(f"rm: held-out pair accuracy {before:.3f} -> {after:.3f} (chance 0.5); non-finite steps "
+          f"{out['nan_steps'] or 'none'}; saved to {args.out}")
     return 0

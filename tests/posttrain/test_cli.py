@@ -1,4 +1,4 @@
-"""`cidermill sft data|train`, `rl` and `eval` end to end on a micro model (real CLI, real shards)."""
+"""`cidermill sft data|train|rm`, `rl` (with a reward model) and `eval` end to end on a micro model (real CLI, real shards)."""
 from __future__ import annotations
 
 import json
@@ -35,10 +35,18 @@ def test_sft_rl_eval_from_the_command_line(base, tmp_path, capsys):
     assert main(args) == 0
     _, state = load_trainer_state(latest_checkpoint(sft))
     assert state["step"] == 3 and state["stage"] == "sft"
+    rm = str(tmp_path / "rm")
+    capsys.readouterr()
+    assert main(["sft", "rm", "--init", sft, "--pairs", str(tmp_path / "prefs"), "--out", rm, "--steps", "2",
+                 "--batch", "2", "--heldout", "0.5"]) == 0
+    assert "held-out pair accuracy" in capsys.readouterr().out
+    assert 0.0 <= json.load(open(f"{rm}/reward_model.json"))["heldout_accuracy"] <= 1.0
     rl = str(tmp_path / "rl")
     assert main(["rl", "--sft", sft, "--data", data, "--out", rl, "--steps", "2", "--prompts", "2", "--group", "2",
                  "--max-new-tokens", "4", "--candidates", "3", "--keep", "2", "--select-samples", "2",
-                 "--select-every", "2"]) == 0
+                 "--select-every", "2", "--reward-model", rm, "--reward-model-weight", "0.5"]) == 0
+    # every RL reward now holds the reward model's share, in (0, 0.5], on top of the verifiable one
+    assert all(r["reward"] > 0 for r in map(json.loads, open(f"{rl}/posttrain_log.jsonl")) if r["stage"] == "rl")
     capsys.readouterr()
     assert main(["eval", "--checkpoint", rl, "--data", data, "--tasks", "exact,schema,tool", "--limit", "2",
                  "--max-new-tokens", "8", "--json"]) == 0

@@ -21,6 +21,9 @@ Prompts come from a pool; with ``selection="variance"`` the actor re-scores ``se
 prompts every ``select_every`` steps (``select_samples`` completions each) and trains on the
 ``select_keep`` with the highest reward variance; ``"random"`` keeps a seeded random subset of
 the same size; ``"all"`` cycles the whole pool.
+
+An optional extra reward over the sampled ids (``reward_model.reward_model_reward``: a reward
+model's ``weight * sigmoid(score)``) is added to the verifiable reward before the group advantage.
 """
 from __future__ import annotations
 
@@ -64,6 +67,9 @@ class RLConfig:
     checkpoint_every: int = 10
 
 
+ExtraReward = Callable[[list[list[int]]], list[float]]
+
+
 @dataclass
 class Prompt:
     ids: list[int]
@@ -83,9 +89,10 @@ class Batch:
 
 
 def complete(model, prompt: Prompt, n: int, cfg: RLConfig, seed: int, end_id: int, decode: Callable,
-             reward_log: list, reward_fn: Callable[[str, dict], float] = reward_for
-             ) -> tuple[list[list[int]], list[float], int]:
-    """n sampled completions of one prompt: (prompt+completion ids, rewards, new tokens)."""
+             reward_log: list, reward_fn: Callable[[str, dict], float] = reward_for,
+             extra_reward: ExtraReward | None = None) -> tuple[list[list[int]], list[float], int]:
+    """n sampled completions of one prompt: (prompt+completion ids, rewards, new tokens).
+    ``extra_reward(seqs)`` (e.g. a reward model's bounded score) is added to the verifiable one."""
     ids = torch.tensor([prompt.ids]).repeat(n, 1)
     out = generate(model, ids, cfg.max_new_tokens, temperature=cfg.temperature, seed=seed, eos_token_id=end_id)
     seqs, rewards, new = [], [], 0
@@ -95,6 +102,8 @@ def complete(model, prompt: Prompt, n: int, cfg: RLConfig, seed: int, end_id: in
         text = decode([t for t in comp if t != end_id])
         rewards.append(guarded(reward_fn, text, prompt.task, cfg.reward_timeout, reward_log))
         seqs.append(prompt.ids + comp)
+    if extra_reward is not None:
+        rewards = [r + e for r, e in zip(rewards, extra_reward(seqs))]
     return seqs, rewards, new
 
 
@@ -102,8 +111,10 @@ class Actor:
     """Samples batch k from the prompt pool with a given policy; owns the prompt selection."""
 
     def __init__(self, pool: list[Prompt], cfg: RLConfig, end_id: int, decode: Callable,
-                 history: dict | None = None, reward_fn: Callable[[str, dict], float] = reward_for):
+                 history: dict | None = None, reward_fn: Callable[[str, dict], float] = reward_for,
+                 extra_reward: ExtraReward | None = None):
         self.pool, self.cfg, self.end_id, self.decode, self.reward_fn = pool, cfg, end_id, decode, reward_fn
+        self.extra_reward = extra_reward
         self.history: dict[int, list[int]] = {int(k): v for k, v in (history or {}).items()}
         self.reward_log: list = []
 
@@ -122,7 +133,7 @@ class Actor:
             scores = []
             for j, c in enumerate(cands):
                 _, r, _ = complete(model, self.pool[c], cfg.select_samples, cfg, cfg.seed * 1_000_003 + at * 1009 + j,
-                                   self.end_id, self.decode, self.reward_log, self.reward_fn)
+                                   self.end_id, self.decode, self.reward_log, self.reward_fn, self.extra_reward)
                 scores.append(r)
                 spent += cfg.select_samples
             chosen = select_by_variance(cands, scores, cfg.select_keep)
@@ -143,7 +154,7 @@ class Actor:
         seqs, rewards, new = [], [], 0
         for i, p in enumerate(picked):
             s, r, n = complete(model, self.pool[p], cfg.group, cfg, cfg.seed * 1_000_003 + k * 1009 + 500 + i,
-                               self.end_id, self.decode, self.reward_log, self.reward_fn)
+                               self.end_id, self.decode, self.reward_log, self.reward_fn, self.extra_reward)
             seqs += s
             rewards.append(r)
             new += n
@@ -174,9 +185,10 @@ class RLResult:
 
 def run_rl(model, ref_model, pool: list[Prompt], cfg: RLConfig, run_dir: str, end_id: int, decode: Callable,
            stop_after: int | None = None, log: Callable[[str], None] | None = None,
-           reward_fn: Callable[[str, dict], float] = reward_for) -> RLResult:
+           reward_fn: Callable[[str, dict], float] = reward_for, extra_reward: ExtraReward | None = None) -> RLResult:
     """Train ``model`` (the policy, started from SFT) against ``ref_model`` (the frozen SFT model).
-    ``reward_fn(completion text, task) -> [0, 1]`` defaults to the verifiable rewards by task type."""
+    ``reward_fn(completion text, task) -> [0, 1]`` defaults to the verifiable rewards by task type;
+    ``extra_reward(prompt+completion ids) -> [float]`` (optional) is added to it."""
     import os
     if not pool:
         raise ValueError("no RL prompts")
@@ -187,7 +199,7 @@ def run_rl(model, ref_model, pool: list[Prompt], cfg: RLConfig, run_dir: str, en
     res = RLResult(step, step, state.get("generations", 0), state.get("new_tokens", 0), state.get("dropped_stale", 0),
                    list(state.get("nan_steps", [])), state.get("reward_errors", 0))
     actor = Actor(pool, cfg, end_id, decode, {k: v for k, v in state.get("selection", {}).items() if int(k) <= step},
-                  reward_fn)
+                  reward_fn, extra_reward)
     end = cfg.steps if stop_after is None else min(cfg.steps, step + stop_after)
     started = time.perf_counter()
 
