@@ -31,7 +31,7 @@ import numpy as np
 import xxhash
 
 from corpus.errors import ConfigError
-from filters.dedup_cluster import EXACT_DUPLICATE, NEAR_DUPLICATE, similarity_for
+from filters.dedup_cluster import DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, similarity_for
 from filters.dedup_text import (distinct_per_document, hash_normalized, normalize_text, shingle_hashes_spaced,
                                 spaced_words)
 from filters.minhash_signature import MinHasher, band_hashes
@@ -228,7 +228,7 @@ class FusedDedup(beam.PTransform):
 
     def __init__(self, text_field: str = "text", key_field: str = "id", exact: bool = True, near: bool = True,
                  num_perm: int = 128, bands: int | None = None, rows: int | None = None, threshold: float = 0.8,
-                 ngram: int = 5, seed: int = 1, verify: str = "exact", bucket_partitions: int = 256,
+                 ngram: int = 5, seed: int = 1, verify: str = DEFAULT_VERIFY, bucket_partitions: int = 256,
                  batch_size: int = 1024, max_rounds: int | None = None):
         super().__init__()
         self.text_field, self.key_field, self.exact, self.near = text_field, key_field, bool(exact), bool(near)
