@@ -1,6 +1,6 @@
 """Render `_report/index.html` for a dataset: one static page that opens from disk.
 
-Funnel per stage, drop reasons, score histograms (matplotlib PNGs), registered figures (contact
+Funnel per stage, drop reasons, score histograms (PNGs drawn by pipelines/report_plots.py), registered figures (contact
 sheets, loss curves) and sample rows per drop reason. Every string from the data is HTML-escaped:
 crawled text must show as text, never run.
 """
@@ -15,6 +15,7 @@ from typing import Any
 from corpus import objectstore
 from corpus.manifest import manifest_path, read_manifest
 from corpus.report import ReportStats, read_report, read_samples, report_dir
+from pipelines.report_plots import funnel_png, histogram_png
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -32,41 +33,12 @@ def _e(x: Any) -> str:
 
 
 def _plot_funnel(stats: ReportStats, path: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = list(stats.stages)
-    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.45 * max(1, len(names))))
-    ins = [stats.stages[n].rows_in for n in names]
-    kept = [stats.stages[n].kept for n in names]
-    y = range(len(names))
-    ax.barh(y, ins, color="#d0d7de", label="rows in")
-    ax.barh(y, kept, color="#2da44e", label="kept")
-    ax.set_yticks(list(y), names)
-    ax.invert_yaxis()
-    ax.set_xlabel("rows")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    funnel_png(names, [stats.stages[n].rows_in for n in names], [stats.stages[n].kept for n in names], path)
 
 
 def _plot_hist(stage: str, name: str, h: dict, path: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    edges, counts = h["edges"], h["counts"]
-    fig, ax = plt.subplots(figsize=(4, 2.6))
-    ax.bar(edges[:-1], counts, width=[b - a for a, b in zip(edges[:-1], edges[1:])], align="edge",
-           color="#0969da", edgecolor="white")
-    ax.set_title(f"{stage}: {name}", fontsize=9)
-    ax.set_ylabel("rows", fontsize=8)
-    ax.tick_params(labelsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    histogram_png(f"{stage}: {name}", h["edges"], h["counts"], path)
 
 
 def _safe_name(s: str) -> str:
