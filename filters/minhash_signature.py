@@ -12,7 +12,6 @@ import functools
 from typing import Sequence
 
 import numpy as np
-import xxhash
 
 # Max number of (shingle x permutation) cells computed at once: bounds temporary memory (4 MB: a chunk that stays in cache is ~3x faster than 64 MB).
 _CHUNK_CELLS = 1024 * 1024

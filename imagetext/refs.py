@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from filters.alt_text import normalize
 
