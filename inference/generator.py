@@ -27,7 +27,7 @@ from inference.decode import DecodeStats, Sampling, Session, decode_plain
 from inference.prompting import with_response_format
 from inference.schema import SchemaError, generation_schema, parse_as
 from inference.speculative import decode_speculative
-from training.checkpoint import CONFIG_FILE, latest_checkpoint, load_model_from_checkpoint
+from training.checkpoint import checkpoint_dir, load_model_from_checkpoint
 from training.models.config import SequenceTooLongError
 from training.quant.packed import load_packed
 from training.tokenizer import EOS, TOKENIZER_FILE, load_tokenizer
@@ -195,16 +195,9 @@ class Generator:
 def load_checkpoint_model(path: str):
     """A checkpoint step directory, a training run directory (its latest checkpoint), or a packed
     file from ``cidermill compress`` (dequantised to floats: the base its recovery adapters expect)."""
-    if not os.path.exists(path):
-        raise CidermillError(f"{path}: no such checkpoint")
     if os.path.isfile(path):
         return load_packed(path)[0].eval()
-    if not os.path.exists(os.path.join(path, CONFIG_FILE)):
-        latest = latest_checkpoint(path)
-        if latest is None:
-            raise CidermillError(f"{path}: not a checkpoint (no {CONFIG_FILE}) nor a run directory with checkpoints")
-        path = latest
-    return load_model_from_checkpoint(path).eval()
+    return load_model_from_checkpoint(checkpoint_dir(path)).eval()
 
 
 def find_tokenizer(checkpoint: str, missing_ok: bool = False) -> str | None:

@@ -205,8 +205,7 @@ def posttrain(demo, url: str) -> str:
     demo.verb("rl", "--sft", sft, "--data", data, "--out", rl, "--steps", "1", "--prompts", "2", "--group", "4",
               "--max-new-tokens", "8", "--candidates", "4", "--keep", "2", "--select-samples", "2",
               "--select-every", "2", "--checkpoint-every", "1")
-    from training.checkpoint import load_model_from_checkpoint
-    from training.posttrain.setup import checkpoint_dir
+    from training.checkpoint import checkpoint_dir, load_model_from_checkpoint
     after = {name: evaluate(load_model_from_checkpoint(checkpoint_dir(d)), tok, held, ("exact",),
                             max_new_tokens=8)["exact_accuracy"] for name, d in (("sft", sft), ("rl", rl))}
     msg = (f"held-out QA exact accuracy ({len(held)} questions): base {before:.0%} -> SFT {after['sft']:.0%} "

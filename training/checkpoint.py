@@ -76,6 +76,18 @@ def latest_checkpoint(run_dir: str) -> str | None:
     return d if os.path.isdir(d) else None
 
 
+def checkpoint_dir(path: str) -> str:
+    """A checkpoint step directory as given, or a training run directory's newest checkpoint."""
+    if not os.path.exists(path):
+        raise CidermillError(f"{path}: no such checkpoint")
+    if os.path.exists(os.path.join(path, CONFIG_FILE)):
+        return path
+    latest = latest_checkpoint(path)
+    if latest is None:
+        raise CidermillError(f"{path}: not a checkpoint (no {CONFIG_FILE}) nor a run directory with checkpoints")
+    return latest
+
+
 def read_model_config(ckpt_dir: str) -> dict:
     p = os.path.join(ckpt_dir, CONFIG_FILE)
     if not os.path.exists(p):

@@ -33,11 +33,10 @@ def run(args, beam_args) -> int:
     import os
 
     from corpus.errors import ConfigError
-    from training.checkpoint import load_model_from_checkpoint
+    from training.checkpoint import checkpoint_dir, load_model_from_checkpoint
     from training.posttrain.chat import END
     from training.posttrain.data import read_rows
     from training.posttrain.evaluate import TASKS, evaluate
-    from training.posttrain.setup import checkpoint_dir
     from training.tokenizer import load_tokenizer
     tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
     bad = [t for t in tasks if t not in TASKS]

@@ -60,11 +60,11 @@ def run(args, beam_args) -> int:
     import torch
 
     from corpus.errors import ConfigError
-    from training.checkpoint import load_model_from_checkpoint
+    from training.checkpoint import checkpoint_dir, load_model_from_checkpoint
     from training.posttrain.chat import END
     from training.posttrain.data import read_rows, rl_prompts
     from training.posttrain.rl import RLConfig, run_rl
-    from training.posttrain.setup import checkpoint_dir, save_chat_tokenizer
+    from training.posttrain.setup import save_chat_tokenizer
     from training.tokenizer import load_tokenizer
     for name in ("steps", "prompts", "group", "select_every", "candidates", "keep", "select_samples"):
         if getattr(args, name) < 1:

@@ -162,10 +162,9 @@ def _reward_model(args) -> int:
     import torch
 
     from corpus.errors import ConfigError
-    from training.checkpoint import load_model_from_checkpoint
+    from training.checkpoint import checkpoint_dir, load_model_from_checkpoint
     from training.posttrain import reward_model as R
     from training.posttrain.chat import END
-    from training.posttrain.setup import checkpoint_dir
     from training.tokenizer import load_tokenizer
     if args.steps < 1 or args.batch < 1:
         raise ConfigError("--steps and --batch must be >= 1")

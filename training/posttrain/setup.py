@@ -5,19 +5,9 @@ import dataclasses
 import os
 
 from corpus.errors import CidermillError
-from training.checkpoint import CONFIG_FILE, latest_checkpoint, load_model_from_checkpoint
+from training.checkpoint import checkpoint_dir, load_model_from_checkpoint
 from training.posttrain.chat import CHAT_TOKENS, add_chat_tokens, prepare_chat_model
 from training.tokenizer import load_tokenizer, save_tokenizer
-
-
-def checkpoint_dir(path: str) -> str:
-    """A checkpoint step directory, or a run directory's newest checkpoint."""
-    if os.path.exists(os.path.join(path, CONFIG_FILE)):
-        return path
-    ck = latest_checkpoint(path)
-    if ck is None:
-        raise CidermillError(f"{path}: not a checkpoint nor a run directory with checkpoints")
-    return ck
 
 
 def chat_model(init: str, tokenizer: str, max_seq_len: int | None = None):
