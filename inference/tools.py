@@ -130,6 +130,7 @@ class ToolRun:
     answer: Any
     turns: list[list[ToolCall]]
     transcript: str
+    stats: list = field(default_factory=list)  # one DecodeStats per model turn (calls, then the answer)
 
 
 def run_with_tools(gen, prompt: str, tools, answer_type, max_turns: int = 4, max_parallel: int = 4,
@@ -140,16 +141,18 @@ def run_with_tools(gen, prompt: str, tools, answer_type, max_turns: int = 4, max
     executor = ToolExecutor(tools, timeout)
     transcript = with_tools(prompt, [t.schema() for t in tools], answer_schema)
     turns: list[list[ToolCall]] = []
+    stats = []
     for turn in range(max_turns):
         schema = turn_schema(tools, answer_schema, max_parallel, may_call=turn < max_turns - 1)
         out = gen.generate(transcript, schema=schema, max_new_tokens=max_new_tokens, **kw)
+        stats.append(out.stats)
         if not out.stats.finished:
             raise GenerationIncomplete(f"tool turn {turn + 1} was not complete after {max_new_tokens} tokens",
                                        out.text, out.stats)
         msg = json.loads(out.text)
         if "answer" in msg:
             value = parse_as(answer_type, json.dumps(msg["answer"]))
-            return ToolRun(value, turns, transcript + out.text)
+            return ToolRun(value, turns, transcript + out.text, stats)
         calls = executor.run([ToolCall(c["name"], c["arguments"]) for c in msg["calls"]])
         turns.append(calls)
         transcript = with_tool_results(transcript, out.text, [c.as_result() for c in calls])

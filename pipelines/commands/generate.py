@@ -106,6 +106,8 @@ def run(args, beam_args) -> int:
                 print(f"tool turn {i}: {c.name}({json.dumps(c.arguments)}) -> "
                       f"{'error: ' + c.error if c.error else json.dumps(c.result, default=str)}", file=sys.stderr)
         print(_dump(run_.answer))
+        if args.stats:
+            _print_stats(run_.stats)
         return 0
     if type_ is not None:
         out = gen.respond_output(prompt, type_, inject_format=not args.no_format_in_prompt, **kw)
@@ -114,10 +116,17 @@ def run(args, beam_args) -> int:
         out = gen.generate(prompt, **kw)
         print(out.text)
     if args.stats:
-        s = out.stats
-        print(f"{s.tokens} tokens in {s.seconds:.2f}s ({s.tokens / max(s.seconds, 1e-9):.1f} tokens/s)"
-              + (f", draft acceptance {s.acceptance:.0%}" if s.drafted else ""), file=sys.stderr)
+        _print_stats([out.stats])
     return 0
+
+
+def _print_stats(stats) -> None:
+    """--stats: tokens/s and draft acceptance over every model turn (one, or one per tool turn)."""
+    tokens, secs = sum(s.tokens for s in stats), sum(s.seconds for s in stats)
+    drafted, accepted = sum(s.drafted for s in stats), sum(s.accepted for s in stats)
+    turns = f" over {len(stats)} model turns" if len(stats) > 1 else ""
+    print(f"{tokens} tokens in {secs:.2f}s ({tokens / max(secs, 1e-9):.1f} tokens/s){turns}"
+          + (f", draft acceptance {accepted / drafted:.0%}" if drafted else ""), file=sys.stderr)
 
 
 def _guarded(args, prompt: str) -> int:

@@ -1,6 +1,7 @@
 """`cidermill generate` end to end on a saved checkpoint: a typed value, tool calls, one-line errors."""
 import dataclasses
 import json
+import re
 import sys
 import textwrap
 
@@ -81,11 +82,13 @@ def test_tools_run_and_errors_reach_the_model(setup, capsys):
     for seed in range(3):
         rcs.append(main(["generate", "--checkpoint", str(setup / "ckpt"), "--prompt", "Add 2 and 3.",
                          "--tools", "gen_tools", "--schema", "gen_types:Reply", "--temperature", "1",
-                         "--seed", str(seed), "--tool-timeout", "0.5", "--max-new-tokens", "600"]))
+                         "--seed", str(seed), "--tool-timeout", "0.5", "--max-new-tokens", "600", "--stats"]))
     out = capsys.readouterr()
     assert rcs == [0] * 3, out.err
     assert "Traceback" not in out.err
     assert "tool turn 1:" in out.err  # some seed called tools; their results (or errors) went back
+    assert out.err.count("tokens/s") == 3  # --stats covers tool runs too, one line per request
+    assert re.search(r"over [2-9] model turns", out.err)  # a run that called tools counts every turn
     for line in out.out.strip().splitlines():
         assert json.loads(line)["mood"] in ("happy", "sad")
 
