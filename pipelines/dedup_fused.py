@@ -269,15 +269,19 @@ class FusedDedup(beam.PTransform):
                      | "Buckets" >> beam.GroupByKey()
                      | "Unpack" >> beam.FlatMap(_unpack_partition)
                      | "Candidates" >> beam.FlatMap(_candidate_pairs)
-                     | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex()))
+                     | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex()).without_defaults())
             edges.append(batches
                          | "CandidateData" >> beam.ParDo(_CandidateData(tf, kf, self.ngram, self.verify, self.num_perm,
-                                                                          self.seed), beam.pvalue.AsSingleton(index))
+                                                                          self.seed),
+                                              beam.pvalue.AsSingleton(index, default_value={}))
                          | "Pairs" >> beam.GroupByKey()
                          | "Verify" >> beam.FlatMap(_verify_pair, threshold=self.threshold,
                                                     similarity=similarity_for(self.verify)))
         if not edges:
             return rows | "NoDedup" >> beam.Map(lambda r: _with_marks(r, _key_of(r, kf), 1, True, None))
         all_edges = edges[0] if len(edges) == 1 else tuple(edges) | "AllEdges" >> beam.Flatten()
-        labels = all_edges | "Clusters" >> beam.CombineGlobally(_Clusters())
-        return rows | "Mark" >> beam.Map(_mark, labels=beam.pvalue.AsSingleton(labels), key_field=kf)
+        # without_defaults: no default-value branch (a Create and a side-input Map, two more fused
+        # stages per combine); an empty result is the side input's default instead
+        labels = all_edges | "Clusters" >> beam.CombineGlobally(_Clusters()).without_defaults()
+        return rows | "Mark" >> beam.Map(_mark, labels=beam.pvalue.AsSingleton(labels, default_value={}),
+                                         key_field=kf)
