@@ -1,4 +1,4 @@
-"""The speed benches' corpus: real Debian documentation, fetched with apt, in chunks of about 1,000 words (a few run past it to the end of a block).
+"""The speed benches' corpus: real Debian documentation, fetched with apt, in chunks of up to about 2,000 words (a few run past it to the end of a block; a page's tail or a short page is one shorter chunk).
 
 `documents_jsonl(scratch, n)` runs `apt-get download` + `dpkg -x` of datatools.debian_docs.BENCH_PACKAGES
 into SCRATCH (never committed), cuts every HTML page into chunks of up to `words` words (paragraph
@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-CHUNK_WORDS = 1000  # chunks end at the first block boundary past this many words
+CHUNK_WORDS = 2000  # chunks end at the first block boundary past this many words (issue 23's corpus)
 MIN_WORDS = 50  # a page's shorter tail (or a shorter page) is not a document
 
 
@@ -34,6 +34,12 @@ def documents_jsonl(scratch: str, n: int, words: int = CHUNK_WORDS) -> str:
                 f.write(json.dumps({"id": f"{c.page}#{c.index}", "text": c.text}, ensure_ascii=False) + "\n")
         os.replace(path + ".tmp", path)
     return path
+
+
+def add_chunk_words_flag(ap) -> None:
+    """`--chunk-words` on a bench's argument parser (one default for every speed bench)."""
+    ap.add_argument("--chunk-words", type=int, default=CHUNK_WORDS,
+                    help=f"corpus documents are chunks of up to this many words (default {CHUNK_WORDS})")
 
 
 def load_jsonl(path: str) -> list[dict]:

@@ -1,6 +1,7 @@
 """Where the CPU goes in one stage of `cidermill text`, by function and by kind of work.
 
-    python bench/profile.py dedup|chain [--docs 2000] [--scratch /tmp/cidermill-speed-bench] [--top 20]
+    python bench/profile.py dedup|chain [--docs 2000] [--chunk-words 2000] [--scratch /tmp/cidermill-speed-bench]
+                                        [--top 20]
 
 Runs the real pipeline in this process (Beam's in-process FnApiRunner, shards in and out) on the
 Debian documentation corpus of bench/debian_corpus.py, under cProfile:
@@ -41,8 +42,8 @@ import shutil  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
 
+sys.path.insert(0, HERE)  # after the repository: bench/crawl.py must not hide the crawl package
 sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
 STAGES = {
     "dedup": {"stages": ["input", "dedup"]},
@@ -106,19 +107,21 @@ def tables(prof: cProfile.Profile, top: int) -> tuple[list, list, float]:
 
 
 def main() -> int:
+    from debian_corpus import add_chunk_words_flag, pages_dataset
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stage", choices=sorted(STAGES))
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--scratch", default="/tmp/cidermill-speed-bench")
     ap.add_argument("--top", type=int, default=20)
+    add_chunk_words_flag(ap)
     ap.add_argument("--save", action="store_true", help="write bench/results/profile_<stage>.json")
     ap.add_argument("--pstats", help="also dump the raw profile here (for pstats / snakeviz)")
     a = ap.parse_args()
     os.makedirs(a.scratch, exist_ok=True)
-    from debian_corpus import pages_dataset
     from results import save_result, start_conditions
 
-    pages = pages_dataset(a.scratch, a.docs)
+    pages = pages_dataset(a.scratch, a.docs, a.chunk_words)
     start = start_conditions()
     prof, summary, cpu, wall = profile(a.stage, pages, a.scratch)
     if a.pstats:

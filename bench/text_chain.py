@@ -1,6 +1,6 @@
 """Text chain per CPU: `cidermill text` against datatrove with the same four filters, same run.
 
-    python bench/text_chain.py [--docs 12000] [--rounds 3] [--scratch /tmp/cidermill-speed-bench]
+    python bench/text_chain.py [--docs 12000] [--chunk-words 2000] [--rounds 3] [--scratch /tmp/cidermill-speed-bench]
                                [--workers-args "--direct_running_mode=multi_processing --direct_num_workers=2"]
 
 Chain: language ID (fastText lid.176, English kept) -> C4 line cleaning -> Gopher quality ->
@@ -13,7 +13,7 @@ Gopher repetition.
              given the same lid.176 model file (no download); in a bench venv under --scratch.
 The rules differ in detail (thresholds, C4's sentence rules, the per-paragraph language labels
 cidermill adds), so kept counts differ: this compares the cost of running each tool's chain.
-Documents: bench/debian_corpus.py (10,000+ real Debian documentation chunks). CPU-seconds of each
+Documents: bench/debian_corpus.py (10,000+ real Debian documentation chunks of up to 2,000 words). CPU-seconds of each
 whole process tree, medians of rounds; decisions of the fast scoring paths are checked against the
 reference implementations (filters/repetition.py *_reference) on every document.
 """
@@ -28,8 +28,8 @@ from collections import Counter, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
+sys.path.insert(0, REPO)  # first: bench/crawl.py must not hide the crawl package
 from proctree import median_row  # noqa: E402  (bench/ is on sys.path)
 
 STAGES = ["input", "langid", "c4_lines", "gopher", "repetition"]
@@ -133,20 +133,22 @@ def decisions_match_reference(pages: str) -> dict:
 
 
 def main() -> int:
+    from debian_corpus import add_chunk_words_flag, documents_jsonl, pages_dataset
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=int, default=12000)
+    add_chunk_words_flag(ap)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scratch", default="/tmp/cidermill-speed-bench")
     ap.add_argument("--workers-args", default="", help="also run ours with these Beam flags")
     ap.add_argument("--no-check", action="store_true", help="skip the fast-vs-reference decision check")
     a = ap.parse_args()
     os.makedirs(a.scratch, exist_ok=True)
-    from debian_corpus import documents_jsonl, pages_dataset
     from results import save_result, start_conditions
 
     start = start_conditions()
-    jsonl = documents_jsonl(a.scratch, a.docs)
-    pages = pages_dataset(a.scratch, a.docs)
+    jsonl = documents_jsonl(a.scratch, a.docs, a.chunk_words)
+    pages = pages_dataset(a.scratch, a.docs, a.chunk_words)
     n = sum(1 for _ in open(jsonl, encoding="utf-8"))
     py = ensure_peers(a.scratch)
     runs = defaultdict(list)

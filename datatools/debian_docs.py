@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 
@@ -17,14 +18,17 @@ import lxml.html
 
 PACKAGES = ["python3.11-doc"] + [f"debian-reference-{l}" for l in ("en", "de", "fr", "es", "it", "pt", "ja", "zh-cn")]
 # The speed benches' larger corpus (10,000+ chunks of up to 2,000 words): the above plus the Debian
-# Administrator's Handbook in 26 languages and the PostgreSQL, Django, Git, SQLite, SQLAlchemy and
-# scikit-learn manuals.
+# Administrator's Handbook in 26 languages, the Apache httpd manual in its translations and the
+# PostgreSQL, Django, Git, SQLite, SQLAlchemy, scikit-learn, CMake, Octave and Sphinx manuals.
 BENCH_PACKAGES = PACKAGES + ["debian-handbook", "postgresql-doc-15", "python-django-doc", "git-doc", "sqlite3-doc",
-                             "python-sqlalchemy-doc", "python-sklearn-doc"]
+                             "python-sqlalchemy-doc", "python-sklearn-doc", "apache2-doc", "cmake-doc", "octave-doc",
+                             "sphinx-doc"]
 _BENCH_GLOBS = ["usr/share/doc/debian-handbook/html/*/*.html", "usr/share/doc/postgresql-doc-15/html/*.html",
                 "usr/share/doc/python-django-doc/html/**/*.html", "usr/share/doc/git-doc/**/*.html",
                 "usr/share/doc/sqlite3/**/*.html", "usr/share/doc/python-sqlalchemy-doc/html/**/*.html",
-                "usr/share/doc/python-sklearn-doc/html/**/*.html"]
+                "usr/share/doc/python-sklearn-doc/html/**/*.html", "usr/share/doc/apache2-doc/manual/**/*.html",
+                "usr/share/doc/cmake-data/html/**/*.html", "usr/share/doc/octave/**/*.html",
+                "usr/share/doc/sphinx-doc/html/**/*.html"]
 _BLOCK_TAGS = {"p", "li", "dd", "dt", "h1", "h2", "h3", "h4", "blockquote", "td"}
 _SKIP_TAGS = {"script", "style", "nav", "header", "footer", "pre", "code"}
 
@@ -46,11 +50,18 @@ def fetch(scratch: str, packages: list[str] = PACKAGES) -> str:
     if missing:
         subprocess.run(["apt-get", "download", *missing], cwd=debs, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if not os.path.isdir(root):
+    done = os.path.join(root, ".packages")
+    if not os.path.isdir(root) or not os.path.exists(done) or set(open(done).read().split()) != set(packages):
+        # (re)extract when the package list changed since the last extraction
         tmp = root + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp, exist_ok=True)
         for deb in sorted(glob.glob(os.path.join(debs, "*.deb"))):
-            subprocess.run(["dpkg", "-x", deb, tmp], check=True)
+            if os.path.basename(deb).split("_")[0] in packages:
+                subprocess.run(["dpkg", "-x", deb, tmp], check=True)
+        with open(os.path.join(tmp, ".packages"), "w") as f:
+            f.write("\n".join(sorted(packages)))
+        shutil.rmtree(root, ignore_errors=True)
         os.replace(tmp, root)
     return root
 
@@ -60,7 +71,7 @@ def html_pages(root: str) -> list[str]:
     pages += glob.glob(os.path.join(root, "usr/share/debian-reference/*.html"))
     for pattern in _BENCH_GLOBS:  # present only where BENCH_PACKAGES were fetched
         pages += glob.glob(os.path.join(root, pattern), recursive=True)
-    return sorted(p for p in pages if "/_static/" not in p and "/_sources/" not in p)
+    return sorted(p for p in pages if "/_static/" not in p and "/_sources/" not in p and os.path.isfile(p))
 
 
 def page_language(path: str) -> str:

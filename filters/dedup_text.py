@@ -45,28 +45,54 @@ def _is_punct_or_symbol(c: str) -> bool:
     return _PUNCT_TO_SPACE[ord(c)] == " "
 
 
+# _ASCII_TABLE plus the ASCII characters str.split() cuts at, as spaces: the fast path collapses
+# runs of spaces in bytes instead of splitting into word objects and joining them again
+_SPLIT_TABLE = bytes(32 if c < 128 and chr(c).isspace() else c for c in _ASCII_TABLE)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fold_char(c: str) -> str:
+    """What case folding, the punctuation/symbol mapping and whitespace splitting make of one
+    non-ASCII character (whitespace -> one space, as str.split() would cut there)."""
+    if c.isspace():
+        return " "
+    f = c.casefold().encode("utf-8", "replace").translate(_SPLIT_TABLE).decode("utf-8")
+    return "".join(" " if not ch.isascii() and (_is_punct_or_symbol(ch) or ch.isspace()) else ch for ch in f)
+
+
+def _collapse_spaces(b: bytes) -> str:
+    """Runs of spaces -> one, none at the ends (as " ".join(t.split()) once every separator is a space)."""
+    return b" ".join(b.split()).decode("utf-8")
+
+
 def normalize_text(text: str | None) -> str:
     """NFKC, case-fold, punctuation/symbols -> space, whitespace collapsed. None or a non-string
     (a malformed row) -> "", so such rows pass dedup as clusters of one instead of failing.
 
-    Non-ASCII punctuation is found among the text's distinct non-ASCII characters (its UTF-8
-    bytes with the ASCII ones deleted: one C pass, then a set of the few left) and replaced with
-    one str.replace each: a document has a handful of distinct non-ASCII marks
-    but hundreds of runs of them, which a per-run callback would visit one by one."""
+    Every step after NFKC maps characters one by one, so it runs as C passes over the UTF-8
+    bytes (ASCII lower case, punctuation and whitespace: bytes.lower and one translate table;
+    runs of spaces collapsed with bytes.replace) plus one bytes.replace per distinct non-ASCII
+    character whose folded form differs (found among the text's multibyte characters: one C pass,
+    then a set of the few left). A document has a handful of distinct non-ASCII characters but
+    thousands of them in all, which str.casefold, str.split or a per-run callback would visit one
+    by one. Equal to `normalize_text_reference` (tests compare them)."""
     if not text or not isinstance(text, str):
         return ""
     if text.isascii():  # NFKC is the identity on ASCII
-        t = text.lower().encode("ascii").translate(_ASCII_TABLE).decode("ascii")
-    else:
-        t = unicodedata.normalize("NFKC", text).casefold()
-        b = t.encode("utf-8", "replace").translate(_ASCII_TABLE)
-        t = b.decode("utf-8", "replace")
-        rest = b.translate(None, _ASCII_BYTES)  # the multibyte characters only, in one C pass
-        if rest:
-            for c in set(rest.decode("utf-8", "replace")):
-                if _is_punct_or_symbol(c):
-                    t = t.replace(c, " ")
-    return " ".join(t.split())
+        return _collapse_spaces(text.encode("ascii").lower().translate(_SPLIT_TABLE))
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    b = text.encode("utf-8", "replace").lower().translate(_SPLIT_TABLE)  # lone surrogates: "?" -> " "
+    changed = {}
+    for c in set(b.translate(None, _ASCII_BYTES).decode("utf-8")):  # the multibyte characters only
+        f = _fold_char(c)
+        if f != c:
+            changed[c] = f
+    for c, f in changed.items():
+        if any(ch in changed for ch in f):  # a fold that yields another changed character: no
+            return normalize_text_reference(text)  # order of replaces is right; the plain path
+        b = b.replace(c.encode("utf-8"), f.encode("utf-8"))
+    return _collapse_spaces(b)
 
 
 def normalize_text_reference(text: str | None) -> str:
@@ -156,15 +182,20 @@ def word_hash(word: str) -> int:
     return _fmix64_int((h + len(data) * _LEN_MULT) & _M64)
 
 
+def _power_table(base: int, size: int) -> np.ndarray:
+    """base^0 .. base^(size-1) mod 2^64 by doubling (log2(size) vectorised multiplies; np.cumprod
+    on uint64 runs one element at a time, ~0.2 s per million)."""
+    out = np.ones(1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        while len(out) < size:
+            out = np.concatenate((out, out * np.uint64(pow(base, len(out), 1 << 64))))
+    return out[:size]
+
+
 def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
     if len(_POWERS[0]) < n:
         size = max(n, 2 * len(_POWERS[0]), 4096)
-        with np.errstate(over="ignore"):
-            fwd = np.full(size, _P, dtype=np.uint64)
-            fwd[0] = 1
-            inv = np.full(size, _P_INV, dtype=np.uint64)
-            inv[0] = 1
-            _POWERS[:] = [np.cumprod(fwd, dtype=np.uint64), np.cumprod(inv, dtype=np.uint64)]
+        _POWERS[:] = [_power_table(_P, size), _power_table(_P_INV, size)]
     return _POWERS[0][:n], _POWERS[1][:n]
 
 

@@ -106,9 +106,11 @@ class _PartnerIndex(beam.CombineFn):
 
 
 class _CandidateData(beam.DoFn):
-    """Rows of candidate documents -> ((a, b), (key hash, key, verification data)) once per
-    candidate pair the document is in; other rows emit nothing. Data: the sorted distinct shingle
-    hashes (verify="exact") or the signature (verify="signature"), as uint32 bytes."""
+    """Batches of rows -> ((a, b), (key hash, key, verification data)) once per candidate pair a
+    document is in; rows of no candidate pair emit nothing. Data: the sorted distinct shingle
+    hashes (verify="exact") or the signature (verify="signature"), as uint32 bytes. The batch's
+    candidate documents are shingled together (one numpy pass, filters/dedup_text.py), not one by
+    one: with many duplicates, candidates are a large share of a corpus."""
 
     def __init__(self, text_field, key_field, ngram, verify, num_perm, seed):
         self.text_field, self.key_field, self.ngram, self.verify = text_field, key_field, ngram, verify
@@ -117,24 +119,31 @@ class _CandidateData(beam.DoFn):
     def setup(self):
         self.hasher = MinHasher(self.num_perm, self.seed) if self.verify == "signature" else None
 
-    def process(self, row, index):
+    def process(self, batch, index):
         if not index:
             return
-        key = _key_of(row, self.key_field)
-        kh = key_hash(key)
-        partners = index.get(kh)
-        if not partners:
+        found, spaced = [], []
+        for row in batch:
+            key = _key_of(row, self.key_field)
+            kh = key_hash(key)
+            partners = index.get(kh)
+            if not partners:
+                continue
+            text = row.get(self.text_field)
+            norm = normalize_text(text if isinstance(text, str) else None)
+            if norm:
+                found.append((kh, key, partners))
+                spaced.append(spaced_words(norm))
+        if not found:
             return
-        text = row.get(self.text_field)
-        norm = normalize_text(text if isinstance(text, str) else None)
-        if not norm:
-            return
-        data = np.unique(shingle_hashes_spaced([spaced_words(norm)], self.ngram)[0])
+        sets, set_counts = distinct_per_document(*shingle_hashes_spaced(spaced, self.ngram))
+        data = np.split(sets, np.cumsum(set_counts)[:-1])
         if self.hasher is not None:
-            data = self.hasher.signature(data)
-        data = data.tobytes()
-        for p in partners:
-            yield (min(kh, p), max(kh, p)), (kh, key, data)
+            data = list(self.hasher.signatures(data))
+        for (kh, key, partners), d in zip(found, data):
+            blob = d.tobytes()
+            for p in partners:
+                yield (min(kh, p), max(kh, p)), (kh, key, blob)
 
 
 def _verify_pair(item, threshold, similarity):
@@ -246,8 +255,9 @@ class FusedDedup(beam.PTransform):
 
     def expand(self, rows):
         tf, kf = self.text_field, self.key_field
-        prep = (rows
-                | "Batch" >> beam.BatchElements(min_batch_size=min(32, self.batch_size), max_batch_size=self.batch_size)
+        batches = rows | "Batch" >> beam.BatchElements(min_batch_size=min(32, self.batch_size),
+                                                       max_batch_size=self.batch_size)
+        prep = (batches
                 | "Prepare" >> beam.ParDo(_Prepare(tf, kf, self.exact, self.near, self.num_perm, self.seed, self.ngram,
                                                    self.bands, self.rows, self.bucket_partitions))
                 .with_outputs(EXACT, BANDS))
@@ -259,15 +269,19 @@ class FusedDedup(beam.PTransform):
                      | "Buckets" >> beam.GroupByKey()
                      | "Unpack" >> beam.FlatMap(_unpack_partition)
                      | "Candidates" >> beam.FlatMap(_candidate_pairs)
-                     | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex()))
-            edges.append(rows
+                     | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex()).without_defaults())
+            edges.append(batches
                          | "CandidateData" >> beam.ParDo(_CandidateData(tf, kf, self.ngram, self.verify, self.num_perm,
-                                                                          self.seed), beam.pvalue.AsSingleton(index))
+                                                                          self.seed),
+                                              beam.pvalue.AsSingleton(index, default_value={}))
                          | "Pairs" >> beam.GroupByKey()
                          | "Verify" >> beam.FlatMap(_verify_pair, threshold=self.threshold,
                                                     similarity=similarity_for(self.verify)))
         if not edges:
             return rows | "NoDedup" >> beam.Map(lambda r: _with_marks(r, _key_of(r, kf), 1, True, None))
         all_edges = edges[0] if len(edges) == 1 else tuple(edges) | "AllEdges" >> beam.Flatten()
-        labels = all_edges | "Clusters" >> beam.CombineGlobally(_Clusters())
-        return rows | "Mark" >> beam.Map(_mark, labels=beam.pvalue.AsSingleton(labels), key_field=kf)
+        # without_defaults: no default-value branch (a Create and a side-input Map, two more fused
+        # stages per combine); an empty result is the side input's default instead
+        labels = all_edges | "Clusters" >> beam.CombineGlobally(_Clusters()).without_defaults()
+        return rows | "Mark" >> beam.Map(_mark, labels=beam.pvalue.AsSingleton(labels, default_value={}),
+                                         key_field=kf)

@@ -19,7 +19,11 @@ BAD = ["", " \n\t ", "one", "two words", "four words in all", "x" * 1_000_000,
        "caf\u00e9 na\u00efve \ufffd\ufffd broken \udcc3\udca9 bytes", "ctrl\x00chars\x07here and there again",
        "e\u0301 combining marks in a de\u0301ja\u0300 vu text here", "\u0661\u0662\u0663 \u0968\u0969 digits of scripts",
        "snake_case and it's o’clock and ‘quoted’ — dashes … «guillemets» • bullets",
-       "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ and ﬁ ligatures and ² superscripts"]
+       "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ and ﬁ ligatures and ² superscripts",
+       # separators str.split() cuts at (ASCII controls, NEL, NBSP, line separator, ideographic
+       # space) and characters whose case folding changes length or script
+       "a\x1cb\x1dc\x1e\x1fd\x85e\u2028f\u1680g\u3000h\xa0i\u2003j", "Stra\u00dfe STRA\u1e9eE \u03a3\u0391\u03a3 "
+       "\u03c2 \u0130stanbul \u212a \u01c4 \u01c5 \u1f88 \u0149 \u13f8 \uab70 end"]
 
 
 def _texts():

@@ -56,6 +56,15 @@ def test_fused_single_modes_and_signature_verification(tmp_path):
     assert near["short-exact"]["dedup_reason"] == "near_duplicate"
 
 
+def test_fused_without_candidates_or_words_passes_every_row(tmp_path):
+    """No candidate pairs and no edges at all (the combines' results are empty): every row comes
+    out as its own cluster, and no rows in gives no rows out."""
+    rows = [{"id": "e1", "text": ""}, {"id": "e2", "text": " \n "}, {"id": "w", "text": "one two three four five six"}]
+    out = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="lonely.json")
+    assert _marks(out) == {r["id"]: (r["id"], 1, True, None) for r in rows}
+    assert _run(tmp_path, lambda pc: pc | FusedDedup(), [], name="none.json") == []
+
+
 @pytest.mark.slow
 def test_fused_same_result_with_two_worker_processes_and_small_batches(tmp_path):
     rows = _corpus(seed=1, groups=12)
