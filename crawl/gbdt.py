@@ -69,10 +69,30 @@ def _bin_edges(x: np.ndarray, bins: int) -> np.ndarray:
     return qs
 
 
+def _best_splits(gh: np.ndarray, hh: np.ndarray, n_edges: np.ndarray, usable: np.ndarray, min_hess: float,
+                 l2: float) -> tuple[np.ndarray, np.ndarray]:
+    """(feature, bin) of the best split of each node of a level from its gradient and hessian
+    histograms (nf, width, B); bin -1 where no split gains."""
+    nf, width, B = gh.shape
+    G, H = gh[0].sum(axis=1), hh[0].sum(axis=1)
+    gh, hh = gh.cumsum(axis=2), hh.cumsum(axis=2)
+    gr, hr = G[None, :, None] - gh, H[None, :, None] - hh
+    ok = (hh >= min_hess) & (hr >= min_hess) & (np.arange(B)[None, None, :] < n_edges[:, None, None])
+    ok &= usable[:, None, None]
+    gain = gh ** 2 / (hh + l2) + gr ** 2 / (hr + l2) - (G ** 2 / (H + l2))[None, :, None]
+    gain = np.where(ok, gain, 0.0)               # the last bin has no edge to split at
+    flat = gain.transpose(1, 0, 2).reshape(width, nf * B)
+    arg = flat.argmax(axis=1)
+    best_gain = flat[np.arange(width), arg]
+    return arg // B, np.where(best_gain > 1e-12, arg % B, -1)
+
+
 def train(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, trees: int = 150, depth: int = 4,
           lr: float = 0.1, bins: int = 32, l2: float = 1.0, min_hess: float = 1.0, subsample: float = 0.7,
-          seed: int = 0, names: list[str] | None = None, log=None) -> Trees:
-    """Fit `trees` trees of `depth` on features X (n, f), labels y in {0,1}, weights w. Deterministic for a seed."""
+          seed: int = 0, names: list[str] | None = None, log=None, colsample: float = 1.0) -> Trees:
+    """Fit `trees` trees of `depth` on features X (n, f), labels y in {0,1}, weights w. Deterministic for a seed.
+    colsample: share of the features each tree may split on (a fresh draw per tree), so no single
+    feature carries the whole model."""
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, nf = X.shape
@@ -95,6 +115,9 @@ def train(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, trees: int 
         g = (p - y) * w
         h = np.maximum(p * (1 - p), 1e-6) * w
         rows = np.flatnonzero(rng.random(n) < subsample) if subsample < 1 else np.arange(n)
+        usable = n_edges > 0
+        if colsample < 1:
+            usable = usable & (rng.random(nf) < colsample)
         node = np.zeros(len(rows), dtype=np.int32)       # node index within the level
         gs, hs, xb = g[rows], h[rows], XbT[:, rows]
         idx = np.arange(len(rows))
@@ -117,17 +140,7 @@ def train(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, trees: int 
                 gh[:, 0::2], gh[:, 1::2] = lg, prev_g - lg
                 hh[:, 0::2], hh[:, 1::2] = lh, prev_h - lh
             prev_g, prev_h = gh, hh
-            G, H = gh[0].sum(axis=1), hh[0].sum(axis=1)
-            gh, hh = gh.cumsum(axis=2), hh.cumsum(axis=2)
-            gr, hr = G[None, :, None] - gh, H[None, :, None] - hh
-            ok = (hh >= min_hess) & (hr >= min_hess) & (np.arange(B)[None, None, :] < n_edges[:, None, None])
-            gain = gh ** 2 / (hh + l2) + gr ** 2 / (hr + l2) - (G ** 2 / (H + l2))[None, :, None]
-            gain = np.where(ok, gain, 0.0)               # the last bin has no edge to split at
-            flat = gain.transpose(1, 0, 2).reshape(width, nf * B)
-            arg = flat.argmax(axis=1)
-            best_gain = flat[np.arange(width), arg]
-            best_f = arg // B
-            best_b = np.where(best_gain > 1e-12, arg % B, -1)
+            best_f, best_b = _best_splits(gh, hh, n_edges, usable, min_hess, l2)
             for m in range(width):
                 pos = width - 1 + m
                 if best_b[m] >= 0:

@@ -29,6 +29,19 @@ def test_trees_learn_an_interaction_and_round_trip_through_json(tmp_path):
     assert np.array_equal(again.predict(X), m.predict(X))  # same seed, same model
 
 
+def test_colsample_makes_trees_split_on_other_features():
+    rng = np.random.default_rng(0)
+    X = rng.random((2000, 4))
+    y = (X[:, 0] + 0.2 * X[:, 1] > 0.6).astype(float)   # feature 0 decides; 1 helps a little; 2, 3 are noise
+    full = gbdt.train(X, y, trees=20, depth=2, lr=0.3, seed=3)
+    assert set(full.feats[:, 0]) == {0}                   # every root split takes the strong feature
+    sub = gbdt.train(X, y, trees=20, depth=2, lr=0.3, seed=3, colsample=0.5)
+    assert len(set(sub.feats[:, 0])) > 1                  # trees without it split on what they were given
+    assert ((sub.predict(X) > 0.5) == y).mean() > 0.9
+    again = gbdt.train(X, y, trees=20, depth=2, lr=0.3, seed=3, colsample=0.5)
+    assert np.array_equal(again.predict(X), sub.predict(X))
+
+
 def test_split_is_by_domain_and_fixed():
     parts = {d: split_of(d) for d in (f"site{i}.example" for i in range(400))}
     assert set(parts.values()) == {"tune", "held"}
