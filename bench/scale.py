@@ -282,18 +282,10 @@ def main() -> int:
         if old.get("documents") == n_docs:
             rows = [r for r in old["rows"] if not (r["job"] in args.jobs.split(",") and (
                 r["mode"] in args.modes.split(",") or r["job"] in ("crawl", "dedup1m", "images", "cores")))]
+    own_rows = {"crawl": crawl_rows, "dedup1m": dedup1m_rows, "images": images_rows, "cores": cores_rows}
     for job in args.jobs.split(","):
-        if job == "crawl":
-            rows += crawl_rows(args, rows, n_docs, start)
-            continue
-        if job == "dedup1m":
-            rows += dedup1m_rows(args, rows, n_docs, start)
-            continue
-        if job == "images":
-            rows += images_rows(args, rows, n_docs, start)
-            continue
-        if job == "cores":
-            rows += cores_rows(args, rows, n_docs, start)
+        if job in own_rows:
+            rows += own_rows[job](args, rows, n_docs, start)
             continue
         cfg = config(args.scratch, job)
         ref = None
