@@ -54,6 +54,9 @@ class CidermillDaskOptions(PipelineOptions):
                             help="partitions of each created collection (default 4 per worker)")
         parser.add_argument("--dask_connection_timeout", type=float, default=10.0,
                             help="seconds to wait for the scheduler")
+        parser.add_argument("--dask_traffic_json", default=None,
+                            help="after the job, write per worker the tasks run and the outputs fetched "
+                                 "from other workers (count, bytes) to this JSON file")
 
 
 # -- what runs inside a task -------------------------------------------------------------------
@@ -209,6 +212,32 @@ def _count(part) -> int:
     return sum(1 for _ in part)
 
 
+def _traffic(dask_worker) -> dict:
+    """Runs on each worker after a job: tasks it ran, task outputs it fetched from other workers and
+    their bytes (pickled sizes as Dask measures them), by task-name prefix. Rows that cross workers
+    are pickled, sent and unpickled: the CPU a second worker adds beyond the job's own work."""
+    by: dict = {}
+    for entry in dask_worker.transfer_incoming_log:
+        for key, nbytes in entry["keys"].items():
+            name = key[0] if isinstance(key, tuple) else str(key)
+            prefix = name.rsplit("-", 1)[0]
+            n, b = by.get(prefix, (0, 0))
+            by[prefix] = (n + 1, b + (nbytes or 0))
+    return {"executed": dask_worker.state.executed_count, "fetched": by}
+
+
+def _minus(after: dict, before: dict | None) -> dict:
+    """This job's share of a long-lived worker's counters (they count from the worker's start)."""
+    if not before:
+        return after
+    fetched = {}
+    for k, (n, b) in after["fetched"].items():
+        n0, b0 = before["fetched"].get(k, (0, 0))
+        if n > n0:
+            fetched[k] = (n - n0, b - b0)
+    return {"executed": after["executed"] - before["executed"], "fetched": fetched}
+
+
 # -- translation -------------------------------------------------------------------------------
 class _Translate(PipelineVisitor):
     """Primitive transforms -> dask bags, keyed by the PCollection each one produces."""
@@ -343,14 +372,17 @@ def _overrides() -> list:
 
 # -- running -----------------------------------------------------------------------------------
 class DaskResult(PipelineResult):
-    def __init__(self, client, cluster, futures):
+    def __init__(self, client, cluster, futures, traffic_json: str | None = None, before: dict | None = None):
         super().__init__(PipelineState.RUNNING)
+        self.traffic_json, self.before = traffic_json, before or {}
         self.client, self.cluster, self.futures = client, cluster, futures
+        self.traffic: dict = {}  # worker -> tasks run and outputs fetched (after the job)
 
     def wait_until_finish(self, duration=None):
         try:
             self.client.gather(self.futures, errors="raise")
             self._state = PipelineState.DONE
+            self.traffic = self._log_traffic() if self.traffic_json else {}
         except Exception as e:
             self._state = PipelineState.FAILED
             if isinstance(e, CidermillError):
@@ -362,6 +394,24 @@ class DaskResult(PipelineResult):
         finally:
             self.close()
         return self._state
+
+    def _log_traffic(self) -> dict:
+        """Per worker: tasks run and task outputs fetched from other workers (logged at INFO)."""
+        try:
+            traffic = {w: _minus(t, self.before.get(w)) for w, t in self.client.run(_traffic).items()}
+        except Exception:  # noqa: BLE001  (a diagnostic: a worker gone after the job is no error)
+            return {}
+        for worker, t in sorted(traffic.items()):
+            moved = sum(b for _, b in t["fetched"].values())
+            top = sorted(t["fetched"].items(), key=lambda kv: -kv[1][1])[:3]
+            log.info("dask worker %s: %d tasks run, %d outputs fetched from other workers (%.1f MB)%s",
+                     worker, t["executed"], sum(n for n, _ in t["fetched"].values()), moved / 1e6,
+                     "; most: " + ", ".join(f"{k} {b / 1e6:.1f} MB" for k, (_, b) in top) if top else "")
+        if self.traffic_json:
+            import json  # noqa: PLC0415
+            with open(self.traffic_json, "w", encoding="utf-8") as f:
+                json.dump(traffic, f, indent=1, sort_keys=True)
+        return traffic
 
     def close(self) -> None:
         if self.client is not None:
@@ -391,10 +441,11 @@ class DaskRunner(PipelineRunner):
             visitor = _Translate(opts.dask_npartitions or 4 * max(1, n_workers))
             pipeline.visit(visitor)
             check_workers(client, visitor.modules)
+            before = client.run(_traffic) if opts.dask_traffic_json else None
             futures = client.compute(visitor.leaves())
         except BaseException:
             client.close()
             if cluster is not None:
                 cluster.close()
             raise
-        return DaskResult(client, cluster, futures)
+        return DaskResult(client, cluster, futures, opts.dask_traffic_json, before)

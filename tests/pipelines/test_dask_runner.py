@@ -40,10 +40,18 @@ def text_job(tmp_path_factory):
 
 
 def test_text_same_bytes_on_dask(text_job, dask_cluster):
+    import json
     d, pages, cfg = text_job
     out = str(d / "dask")
-    assert main(["text", "--in", pages, "--out", out, "--config", cfg, *on(dask_cluster)]) == 0
+    traffic = d / "traffic.json"
+    assert main(["text", "--in", pages, "--out", out, "--config", cfg,
+                 *on(dask_cluster, f"--dask_traffic_json={traffic}")]) == 0
     assert digests(out) == digests(str(d / "ref"))
+    # this job's tasks and inter-worker fetches, per worker (counters of long-lived workers, as deltas)
+    per_worker = json.loads(traffic.read_text())
+    assert len(per_worker) == 2 and sum(w["executed"] for w in per_worker.values()) > 0
+    for w in per_worker.values():
+        assert all(n > 0 and b >= 0 for n, b in w["fetched"].values())
     assert digests(out + ".rejected") == digests(str(d / "ref.rejected"))
     assert read_report(out).to_json()["stages"] == read_report(str(d / "ref")).to_json()["stages"]
 
