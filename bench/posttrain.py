@@ -28,15 +28,51 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def build_data(tok, out: str, items: int, max_len: int) -> dict:
+def build_data(tok, out: str, items: int, max_len: int, max_rows: int) -> dict:
     from pipelines.sft_data.guided import guided_conversations
     from pipelines.sft_data.instructions import qa_conversations
     from pipelines.sft_data.trajectories import tool_conversations
     from pipelines.sft_data.write import write_conversations
-    rows = list(qa_conversations(0, items)) + list(guided_conversations(0, items)) + list(tool_conversations(0, items))
+    rows = (list(qa_conversations(0, items, max_rows=max_rows)) + list(guided_conversations(0, items, max_rows=max_rows))
+            + list(tool_conversations(0, items, max_rows=max_rows)))
     stats = write_conversations(rows, out, tok, max_len, "sft_data", overwrite=True)
     st = stats.stages["sft_data"]
     return {"rows_in": st.rows_in, "kept": st.kept, "dropped": dict(st.dropped)}
+
+
+def template_check(tok, rows: list[dict]) -> str:
+    """How many held-out eval prompts are, token for token, the prefix SFT's encoding gives the
+    same conversation (eval and training must share the template)."""
+    from training.posttrain.chat import encode, prompt_ids
+    from training.posttrain.data import prompt_of
+    same = 0
+    for r in rows:
+        p = prompt_ids(tok, prompt_of(r))
+        same += encode(tok, r["messages"], 10 ** 6).ids[:len(p)] == p
+    return f"{same}/{len(rows)}"
+
+
+def generations(model, tok, rows: list[dict], per_task: int = 2) -> list[dict]:
+    """A few greedy held-out replies beside their targets (what the model does, not just a score)."""
+    from training.posttrain.data import prompt_of
+    from training.posttrain.evaluate import reply
+    out, seen = [], {}
+    for r in rows:
+        t = r["task"]["type"]
+        if seen.get(t, 0) < per_task:
+            seen[t] = seen.get(t, 0) + 1
+            p = prompt_of(r)
+            out.append({"task": t, "got": reply(model, tok, p, 64), "want": r["messages"][len(p)]["content"]})
+    return out
+
+
+def loss_curve(run_dir: str) -> dict:
+    """Mean assistant-token loss over SFT's first and last 10% of steps (does SFT learn at all?)."""
+    from training.posttrain.sft import LOG_FILE
+    losses = [json.loads(ln)["loss"] for ln in open(os.path.join(run_dir, LOG_FILE), encoding="utf-8")]
+    losses = [v for v in losses if v is not None]
+    k = max(1, len(losses) // 10)
+    return {"sft_loss_first": round(statistics.mean(losses[:k]), 3), "sft_loss_last": round(statistics.mean(losses[-k:]), 3)}
 
 
 def limited(rows: list[dict], per_type: int) -> list[dict]:
@@ -53,9 +89,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scratch", default="/work/scratch/compress")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--items", type=int, default=80)
-    ap.add_argument("--seq", type=int, default=512)
-    ap.add_argument("--sft-steps", type=int, default=120)
+    ap.add_argument("--items", type=int, default=150, help="source items per kind (QA makes 2 rows per item)")
+    ap.add_argument("--max-rows", type=int, default=3, help="body rows per source table: shorter prompts")
+    ap.add_argument("--seq", type=int, default=768, help="context: tool conversations run 400-700 tokens")
+    ap.add_argument("--sft-steps", type=int, default=300)
     ap.add_argument("--sft-lr", type=float, default=2e-3)
     ap.add_argument("--rl-steps", type=int, default=6)
     ap.add_argument("--eval-per-task", type=int, default=12)
@@ -83,16 +120,18 @@ def main() -> None:
     prepare_chat_model(base, base_tok, tok, new)
     work = tempfile.mkdtemp(prefix="posttrain-bench-")
     data_dir = os.path.join(work, "data")
-    data_stats = build_data(tok, data_dir, a.items, a.seq)
+    data_stats = build_data(tok, data_dir, a.items, a.seq, a.max_rows)
     train_rows = read_rows(data_dir, split="train")
     held = limited(read_rows(data_dir, split="heldout"), a.eval_per_task)
     convs, dropped = encode_rows(tok, train_rows, a.seq + 1)
     end = tok.token_to_id(END)
     rl_cfg = dict(steps=a.rl_steps, prompts_per_step=4, group=4, max_new_tokens=16, lr=5e-5, kl_beta=0.05,
-                  select_every=3, select_candidates=8, select_keep=4, select_samples=4, checkpoint_every=10 ** 6)
-    pool, rl_dropped = rl_prompts(tok, train_rows, a.seq, rl_cfg["max_new_tokens"])
+                  select_every=3, select_candidates=8, select_keep=4, select_samples=4, checkpoint_every=10 ** 6,
+                  tool_max_turns=3, tool_max_new_tokens=64)
+    pool, rl_dropped = rl_prompts(tok, train_rows, a.seq, rl_cfg["max_new_tokens"], rl_cfg["tool_max_new_tokens"])
+    template = template_check(tok, held)
     print(f"data: {data_stats}; train convs {len(convs)} (dropped {dict(dropped)}); held-out {len(held)}; "
-          f"RL pool {len(pool)}", flush=True)
+          f"RL pool {len(pool)} (set aside {dict(rl_dropped)}); eval prompts = training template: {template}", flush=True)
 
     def ev(model, tasks=("exact", "schema", "tool")) -> dict:
         t0 = time.process_time()
@@ -103,6 +142,7 @@ def main() -> None:
     rows = {"base": [], "sft": [], "rl_variance": [], "rl_random": []}
     budget = {}
     base_res = ev(base)
+    samples = {"base": generations(base, tok, held)}
     print("base", base_res, flush=True)
     throughput = {}
     def write(done: list[int]) -> None:
@@ -112,7 +152,8 @@ def main() -> None:
                 return None
             return {"mean": statistics.mean(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
 
-        keys = ("exact_accuracy", "schema_parse_rate", "schema_reward", "tool_success", "tool_mean_calls")
+        keys = ("exact_accuracy", "schema_parse_rate", "json_parse_rate", "schema_reward", "tool_success",
+                "tool_mean_calls")
         table = {name: {k: agg(name, k) for k in keys} for name in rows}
         print("\n%-12s " % "model" + " ".join(f"{k:>22s}" for k in keys))
         for name in rows:
@@ -138,8 +179,12 @@ def main() -> None:
              "target": "RL > SFT beyond seed spread; variance > random"},
             {"what": "unconstrained schema parse rate: base / after format SFT", "figure":
                 f"{fig('base', 'schema_parse_rate')} / {fig('sft', 'schema_parse_rate')}", "target": "well above base"},
-            {"what": "tool-task success (mean calls): SFT", "figure":
-                f"{fig('sft', 'tool_success')} ({fig('sft', 'tool_mean_calls', pct=False)} calls)", "target": "> base (0%)"},
+            {"what": "unconstrained outputs that parse as JSON at all: base / after format SFT", "figure":
+                f"{fig('base', 'json_parse_rate')} / {fig('sft', 'json_parse_rate')}", "target": "well above base"},
+            {"what": "tool-task success: base / SFT / SFT+RL variance / SFT+RL random", "figure":
+                " / ".join(fig(n, 'tool_success') for n in rows), "target": "SFT > base; RL > SFT"},
+            {"what": "tool calls per task: base / SFT / SFT+RL variance / SFT+RL random", "figure":
+                " / ".join(fig(n, 'tool_mean_calls', pct=False) for n in rows), "target": "1-2 (the scripted plans)"},
             {"what": "RL actor tokens/s, learner steps/s: sync / async (staleness 1)", "figure":
                 (f"{throughput['sync']['actor_tokens_per_s']:.0f} / {throughput['async']['actor_tokens_per_s']:.0f} tok/s; "
                  f"{throughput['sync']['learner_steps_per_s']:.3f} / {throughput['async']['learner_steps_per_s']:.3f} steps/s")
@@ -147,12 +192,14 @@ def main() -> None:
         ]
         save_result("posttrain", {"seeds_done": done,
             "headline": headline, "table": table, "rows": rows, "throughput": throughput, "data": data_stats,
+            "eval_prompt_matches_training_template": template, "samples": samples,
             "settings": {k: v for k, v in vars(a).items()}, "rl": rl_cfg, "heldout_rows": len(held),
             "total_cpu_s": round(time.process_time() - t_all, 1),
             "not_covered": ["a base of ~1.3M parameters trained a few CPU-minutes on English docs: far below the "
                             "report's scale; figures show the mechanics, not the report's gains",
-                            "RL trains on single-turn tasks (exact QA, schema); tool tasks are SFT + eval only "
-                            "(the RL arms are not scored on tools, to keep the run short)",
+                            "RL runs a few steps (CPU budget): a test of the mechanics, too short to move accuracy",
+                            "the base was pretrained at context 256; chat rows reach 768 (positions past 256 are "
+                            "learnt only during SFT)",
                             "no reward model on the preference pairs; no human-written demonstrations",
                             "async throughput on 2 shared cores: actor and learner compete for the same CPUs"],
         }, packages=["torch", "tokenizers"], start=start)
@@ -165,11 +212,14 @@ def main() -> None:
         sft = copy.deepcopy(base)
         t0 = time.process_time()
         run_sft(sft, convs, SFTConfig(steps=a.sft_steps, batch=8, seq_len=a.seq, lr=a.sft_lr, seed=seed,
-                                      checkpoint_every=10 ** 6), os.path.join(work, f"sft-{seed}"),
+                                      checkpoint_every=10 ** 6, decay="cosine"), os.path.join(work, f"sft-{seed}"),
                 pad_id=end)
         sft_cpu = time.process_time() - t0
         rows["base"].append(base_res)
-        rows["sft"].append({**ev(sft), "train_cpu_s": round(sft_cpu, 1)})
+        rows["sft"].append({**ev(sft), "train_cpu_s": round(sft_cpu, 1),
+                            **loss_curve(os.path.join(work, f"sft-{seed}"))})
+        if seed == a.seeds[0]:
+            samples["sft"] = generations(sft, tok, held)
         print(f"seed {seed} sft", rows["sft"][-1], flush=True)
         arms = {}
         for arm in ("variance", "random"):
@@ -180,12 +230,13 @@ def main() -> None:
                 cfg.steps += max(0, round(extra / per_step))
             pol = copy.deepcopy(sft)
             t0 = time.perf_counter()
-            res = run_rl(pol, copy.deepcopy(sft), pool, cfg, os.path.join(work, f"rl-{arm}-{seed}"), end, tok.decode)
+            res = run_rl(pol, copy.deepcopy(sft), pool, cfg, os.path.join(work, f"rl-{arm}-{seed}"), end, tok.decode,
+                         tokenizer=tok)
             wall = time.perf_counter() - t0
             if arm == "variance":
                 budget[seed] = res.generations
             arms[arm] = res
-            rows[f"rl_{arm}"].append({**ev(pol, ("exact", "schema")), "generations": res.generations, "steps": res.step,
+            rows[f"rl_{arm}"].append({**ev(pol), "generations": res.generations, "steps": res.step,
                                       "train_reward_first": res.mean_reward[:3], "train_reward_last": res.mean_reward[-3:],
                                       "wall_s": round(wall, 1)})
             print(f"seed {seed} rl {arm}", rows[f"rl_{arm}"][-1], flush=True)
@@ -194,7 +245,8 @@ def main() -> None:
                 cfg = RLConfig(**{**rl_cfg, "steps": max(a.rl_steps // 2, 2)}, selection="random", seed=seed,
                                asynchronous=mode == "async", max_staleness=stale)
                 pol = copy.deepcopy(sft)
-                res = run_rl(pol, copy.deepcopy(sft), pool, cfg, os.path.join(work, f"tp-{mode}"), end, tok.decode)
+                res = run_rl(pol, copy.deepcopy(sft), pool, cfg, os.path.join(work, f"tp-{mode}"), end, tok.decode,
+                             tokenizer=tok)
                 throughput[mode] = {"actor_tokens_per_s": res.new_tokens / res.wall_seconds,
                                     "learner_steps_per_s": res.step / res.wall_seconds, "wall_s": res.wall_seconds,
                                     "max_staleness": stale, "dropped_stale": res.dropped_stale}

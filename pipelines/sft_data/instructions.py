@@ -6,7 +6,7 @@ import json
 import re
 from typing import Iterator
 
-from pipelines.sft_data.sources import small_table, split_of, table_text
+from pipelines.sft_data.sources import MAX_ROWS, small_table, split_of, table_text
 from synth.chart_data import data_table, make_chart_data
 from synth.chart_qa import chart_qa
 from synth.rng import choice, item_rng
@@ -21,19 +21,19 @@ def _row(rid: str, kind: str, split: str, lang: str, messages: list[dict], task:
             "messages": json.dumps(messages, ensure_ascii=False), "task": json.dumps(task, ensure_ascii=False)}
 
 
-def qa_conversations(seed: int, n_items: int, per_item: int = 2) -> Iterator[dict]:
+def qa_conversations(seed: int, n_items: int, per_item: int = 2, max_rows: int = MAX_ROWS) -> Iterator[dict]:
     """Table QA (even items) and chart QA (odd items); answers are the generators' exact strings."""
     for i in range(n_items):
         if i % 2 == 0:
-            grid, title, rng = small_table(seed, i)
+            grid, title, rng = small_table(seed, i, max_rows=max_rows)
             qas = table_qa(grid, rng, max_qa=8)
             kind = "table_qa"
         else:
             rng = item_rng(seed, "sft-chart", i)
             d = make_chart_data(rng, choice(rng, ("grouped_bar", "line", "pie")), "en")
-            d["categories"] = d["categories"][:5]
+            d["categories"] = d["categories"][:max_rows]
             for s in d["series"]:
-                s["values"] = s["values"][:5]
+                s["values"] = s["values"][:max_rows]
             d["series"] = d["series"][:2]
             grid, title = data_table(d), d["title"]
             grid[0] = [h or "Item" for h in grid[0]]
