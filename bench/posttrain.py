@@ -85,6 +85,89 @@ def limited(rows: list[dict], per_type: int) -> list[dict]:
     return out
 
 
+NOT_COVERED = ["a base of ~1.3M parameters trained a few CPU-minutes on English docs: far below the "
+            "report's scale; figures show the mechanics, not the report's gains",
+            "RL runs a few steps (CPU budget): a test of the mechanics, too short to move accuracy",
+            "the base was pretrained at context 256; chat rows reach 768 (positions past 256 are "
+            "learnt only during SFT)",
+            "no reward model on the preference pairs; no human-written demonstrations",
+            "async throughput on 2 shared cores: actor and learner compete for the same CPUs"]
+
+
+PARTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "posttrain-parts")
+
+
+def save(out_name: str, rows: dict, throughput: dict, done: list[int], info: dict, start: dict) -> None:
+    """Print the table and write bench/results/OUT_NAME.json (after every seed, and when merging parts)."""
+    from bench.results import save_result
+
+    def agg(name, key):
+        vals = [r.get(key) for r in rows[name] if r.get(key) is not None]
+        if not vals:
+            return None
+        return {"mean": statistics.mean(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
+
+    keys = ("exact_accuracy", "schema_parse_rate", "json_parse_rate", "schema_reward", "tool_success",
+            "tool_mean_calls")
+    table = {name: {k: agg(name, k) for k in keys} for name in rows}
+    print("\n%-12s " % "model" + " ".join(f"{k:>22s}" for k in keys))
+    for name in rows:
+        cells = []
+        for k in keys:
+            s = table[name][k]
+            cells.append(f"{s['mean']:.3f} [{s['min']:.3f},{s['max']:.3f}]" if s else "n/a")
+        print("%-12s " % name + " ".join(f"{c:>22s}" for c in cells))
+    print("throughput:", json.dumps(throughput))
+
+    def fig(name, key, pct=True):
+        s = table[name][key]
+        if not s:
+            return "n/a"
+        f = (lambda v: f"{100 * v:.0f}%") if pct else (lambda v: f"{v:.2f}")
+        return f"{f(s['mean'])} ({s['n']} seeds: {f(s['min'])}–{f(s['max'])})"
+
+    headline = [
+        {"what": "held-out table/chart QA exact accuracy: base / SFT", "figure":
+            f"{fig('base', 'exact_accuracy')} / {fig('sft', 'exact_accuracy')}", "target": "SFT well above base"},
+        {"what": "held-out QA exact accuracy: SFT+RL variance / SFT+RL random (equal completions)", "figure":
+            f"{fig('rl_variance', 'exact_accuracy')} / {fig('rl_random', 'exact_accuracy')}",
+         "target": "RL > SFT beyond seed spread; variance > random"},
+        {"what": "unconstrained schema parse rate: base / after format SFT", "figure":
+            f"{fig('base', 'schema_parse_rate')} / {fig('sft', 'schema_parse_rate')}", "target": "well above base"},
+        {"what": "unconstrained outputs that parse as JSON at all: base / after format SFT", "figure":
+            f"{fig('base', 'json_parse_rate')} / {fig('sft', 'json_parse_rate')}", "target": "well above base"},
+        {"what": "tool-task success: base / SFT / SFT+RL variance / SFT+RL random", "figure":
+            " / ".join(fig(n, 'tool_success') for n in rows), "target": "SFT > base; RL > SFT"},
+        {"what": "tool calls per task: base / SFT / SFT+RL variance / SFT+RL random", "figure":
+            " / ".join(fig(n, 'tool_mean_calls', pct=False) for n in rows), "target": "1-2 (the scripted plans)"},
+        {"what": "RL actor tokens/s, learner steps/s: sync / async (staleness 1)", "figure":
+            (f"{throughput['sync']['actor_tokens_per_s']:.0f} / {throughput['async']['actor_tokens_per_s']:.0f} tok/s; "
+             f"{throughput['sync']['learner_steps_per_s']:.3f} / {throughput['async']['learner_steps_per_s']:.3f} steps/s")
+            if throughput else "n/a", "target": "async >= sync"},
+    ]
+    parts = None if out_name == "posttrain" else PARTS_DIR  # parts stay out of the README table
+    if parts:
+        os.makedirs(parts, exist_ok=True)
+    save_result(out_name, {"seeds_done": done,
+        "headline": headline, "table": table, "rows": rows, "throughput": throughput, **info,
+    }, packages=["torch", "tokenizers"], start=start, results_dir=parts)
+
+
+def merge(parts: list[str]) -> None:
+    """Combine per-seed result files (seeds run as separate processes) into bench/results/posttrain.json."""
+    loaded = [json.load(open(os.path.join(PARTS_DIR, f"{p}.json"), encoding="utf-8")) for p in parts]
+    rows = {k: [r for d in loaded for r in d["rows"][k]] for k in loaded[0]["rows"]}
+    throughput = next((d["throughput"] for d in loaded if d["throughput"]), {})
+    info = {k: loaded[0][k] for k in INFO_KEYS}
+    info["total_cpu_s"] = round(sum(d["total_cpu_s"] for d in loaded), 1)
+    info["parts"] = [{"name": p, "start": d["start"], "seeds": d["seeds_done"]} for p, d in zip(parts, loaded)]
+    save("posttrain", rows, throughput, [s for d in loaded for s in d["seeds_done"]], info, loaded[0]["start"])
+
+
+INFO_KEYS = ("data", "eval_prompt_matches_training_template", "samples", "settings", "rl", "heldout_rows",
+             "total_cpu_s", "not_covered")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scratch", default="/work/scratch/compress")
@@ -97,12 +180,16 @@ def main() -> None:
     ap.add_argument("--rl-steps", type=int, default=6)
     ap.add_argument("--eval-per-task", type=int, default=12)
     ap.add_argument("--quick", action="store_true", help="tiny settings to smoke-test the script")
+    ap.add_argument("--name", default="posttrain", help="results file name (a part, when seeds run as processes)")
+    ap.add_argument("--merge", nargs="+", metavar="PART", help="only combine these parts' results into posttrain.json")
     a = ap.parse_args()
+    if a.merge:
+        return merge(a.merge)
     if a.quick:
         a.items, a.sft_steps, a.rl_steps, a.eval_per_task, a.seeds = 20, 4, 2, 4, a.seeds[:1]
     torch.set_num_threads(1)
     from bench.compress_data import float_model
-    from bench.results import save_result, start_conditions
+    from bench.results import start_conditions
     from training.posttrain.chat import END, add_chat_tokens, prepare_chat_model
     from training.posttrain.data import encode_rows, read_rows, rl_prompts
     from training.posttrain.evaluate import evaluate
@@ -145,67 +232,6 @@ def main() -> None:
     samples = {"base": generations(base, tok, held)}
     print("base", base_res, flush=True)
     throughput = {}
-    def write(done: list[int]) -> None:
-        def agg(name, key):
-            vals = [r.get(key) for r in rows[name] if r.get(key) is not None]
-            if not vals:
-                return None
-            return {"mean": statistics.mean(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
-
-        keys = ("exact_accuracy", "schema_parse_rate", "json_parse_rate", "schema_reward", "tool_success",
-                "tool_mean_calls")
-        table = {name: {k: agg(name, k) for k in keys} for name in rows}
-        print("\n%-12s " % "model" + " ".join(f"{k:>22s}" for k in keys))
-        for name in rows:
-            cells = []
-            for k in keys:
-                s = table[name][k]
-                cells.append(f"{s['mean']:.3f} [{s['min']:.3f},{s['max']:.3f}]" if s else "n/a")
-            print("%-12s " % name + " ".join(f"{c:>22s}" for c in cells))
-        print("throughput:", json.dumps(throughput))
-
-        def fig(name, key, pct=True):
-            s = table[name][key]
-            if not s:
-                return "n/a"
-            f = (lambda v: f"{100 * v:.0f}%") if pct else (lambda v: f"{v:.2f}")
-            return f"{f(s['mean'])} ({s['n']} seeds: {f(s['min'])}–{f(s['max'])})"
-
-        headline = [
-            {"what": "held-out table/chart QA exact accuracy: base / SFT", "figure":
-                f"{fig('base', 'exact_accuracy')} / {fig('sft', 'exact_accuracy')}", "target": "SFT well above base"},
-            {"what": "held-out QA exact accuracy: SFT+RL variance / SFT+RL random (equal completions)", "figure":
-                f"{fig('rl_variance', 'exact_accuracy')} / {fig('rl_random', 'exact_accuracy')}",
-             "target": "RL > SFT beyond seed spread; variance > random"},
-            {"what": "unconstrained schema parse rate: base / after format SFT", "figure":
-                f"{fig('base', 'schema_parse_rate')} / {fig('sft', 'schema_parse_rate')}", "target": "well above base"},
-            {"what": "unconstrained outputs that parse as JSON at all: base / after format SFT", "figure":
-                f"{fig('base', 'json_parse_rate')} / {fig('sft', 'json_parse_rate')}", "target": "well above base"},
-            {"what": "tool-task success: base / SFT / SFT+RL variance / SFT+RL random", "figure":
-                " / ".join(fig(n, 'tool_success') for n in rows), "target": "SFT > base; RL > SFT"},
-            {"what": "tool calls per task: base / SFT / SFT+RL variance / SFT+RL random", "figure":
-                " / ".join(fig(n, 'tool_mean_calls', pct=False) for n in rows), "target": "1-2 (the scripted plans)"},
-            {"what": "RL actor tokens/s, learner steps/s: sync / async (staleness 1)", "figure":
-                (f"{throughput['sync']['actor_tokens_per_s']:.0f} / {throughput['async']['actor_tokens_per_s']:.0f} tok/s; "
-                 f"{throughput['sync']['learner_steps_per_s']:.3f} / {throughput['async']['learner_steps_per_s']:.3f} steps/s")
-                if throughput else "n/a", "target": "async >= sync"},
-        ]
-        save_result("posttrain", {"seeds_done": done,
-            "headline": headline, "table": table, "rows": rows, "throughput": throughput, "data": data_stats,
-            "eval_prompt_matches_training_template": template, "samples": samples,
-            "settings": {k: v for k, v in vars(a).items()}, "rl": rl_cfg, "heldout_rows": len(held),
-            "total_cpu_s": round(time.process_time() - t_all, 1),
-            "not_covered": ["a base of ~1.3M parameters trained a few CPU-minutes on English docs: far below the "
-                            "report's scale; figures show the mechanics, not the report's gains",
-                            "RL runs a few steps (CPU budget): a test of the mechanics, too short to move accuracy",
-                            "the base was pretrained at context 256; chat rows reach 768 (positions past 256 are "
-                            "learnt only during SFT)",
-                            "no reward model on the preference pairs; no human-written demonstrations",
-                            "async throughput on 2 shared cores: actor and learner compete for the same CPUs"],
-        }, packages=["torch", "tokenizers"], start=start)
-
-
-
     done: list[int] = []
     for seed in a.seeds:
         torch.manual_seed(seed)
@@ -240,7 +266,7 @@ def main() -> None:
                                       "train_reward_first": res.mean_reward[:3], "train_reward_last": res.mean_reward[-3:],
                                       "wall_s": round(wall, 1)})
             print(f"seed {seed} rl {arm}", rows[f"rl_{arm}"][-1], flush=True)
-        if seed == a.seeds[0]:  # sync vs async throughput, same RL config, random selection (no scoring phase)
+        if seed == 0:  # sync vs async throughput, same RL config, random selection (no scoring phase)
             for mode, stale in (("sync", 0), ("async", 1)):
                 cfg = RLConfig(**{**rl_cfg, "steps": max(a.rl_steps // 2, 2)}, selection="random", seed=seed,
                                asynchronous=mode == "async", max_staleness=stale)
@@ -252,7 +278,10 @@ def main() -> None:
                                     "max_staleness": stale, "dropped_stale": res.dropped_stale}
             print("throughput", throughput, flush=True)
         done.append(seed)
-        write(done)  # after every seed, so an interrupted run still leaves what it measured
+        info = {"data": data_stats, "eval_prompt_matches_training_template": template, "samples": samples,
+                "settings": dict(vars(a)), "rl": rl_cfg, "heldout_rows": len(held),
+                "total_cpu_s": round(time.process_time() - t_all, 1), "not_covered": NOT_COVERED}
+        save(a.name, rows, throughput, done, info, start)  # after every seed: an interrupted run keeps its figures
 
 if __name__ == "__main__":
     main()

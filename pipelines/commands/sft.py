@@ -10,6 +10,7 @@ DESCRIPTION = HELP + """
 examples:
   cidermill sft data --tokenizer out/tok --out out/sft-data --items 400
   cidermill sft data --tokenizer out/tok --out out/sft-docs --kinds docs --documents out/text
+  cidermill sft data ... --kinds docs --documents out/text --mixed-language 0.2   # 20% asked in another language
   cidermill sft data --tokenizer out/tok --out out/sft-tools --kinds tools --preferences out/prefs
   cidermill sft train --init out/train --tokenizer out/tok --data out/sft-data --out out/sft --steps 200
   cidermill sft train ... --out out/sft           # run again: resumes exactly from the newest checkpoint
@@ -37,6 +38,8 @@ def configure(p):
     d.add_argument("--items", type=int, default=200, help="source items per kind (default 200)")
     d.add_argument("--documents", help="documents dataset (text, language) for --kinds docs")
     d.add_argument("--max-docs", type=int, default=500)
+    d.add_argument("--mixed-language", type=float, default=0.0, metavar="SHARE",
+                   help="share of documents whose instruction is in another language, naming the answer's")
     d.add_argument("--error-rate", type=float, default=0.3, help="share of tool turns given an injected error")
     d.add_argument("--preferences", help="also write the trajectory trees' preference pairs here")
     d.add_argument("--max-len", type=int, default=1024, help="context the conversations must fit (tokens)")
@@ -116,6 +119,8 @@ def _data(args) -> int:
         raise ConfigError(f"--kinds: unknown {', '.join(bad)} (known: {', '.join(KINDS)})")
     if args.items < 1:
         raise ConfigError("--items must be >= 1")
+    if not 0.0 <= args.mixed_language <= 1.0:
+        raise ConfigError("--mixed-language must be a share in [0, 1]")
     if args.max_rows < 2:
         raise ConfigError("--max-rows must be >= 2")
     if "docs" in kinds and not args.documents:
@@ -145,7 +150,7 @@ def _data(args) -> int:
             docs.append(r)
             if len(docs) >= args.max_docs:
                 break
-        rows += document_conversations(docs)
+        rows += document_conversations(docs, mixed=args.mixed_language)
     stats = write_conversations(rows, args.out, tok, args.max_len, "sft_data",
                                 {"kinds": kinds, "items": args.items, "seed": args.seed, "max_rows": args.max_rows}, overwrite=args.overwrite)
     st = stats.stages["sft_data"]
