@@ -11,6 +11,7 @@ examples:
   cidermill rl --sft out/sft --data out/sft-data --out out/rl-random --selection random
   cidermill rl --sft out/sft --data out/sft-data --out out/rl-tools --tool-tasks
   cidermill rl --sft out/sft --data out/sft-data --out out/rl-async --async --max-staleness 2
+  cidermill rl ... --out out/rl-proc --async --actor-process   # actor in its own process
   cidermill rl ... --out out/rl                   # run again: resumes exactly (sync runs)
   cidermill rl ... --reward-model out/rm --reward-model-weight 0.5
 
@@ -51,6 +52,8 @@ def configure(p):
     p.add_argument("--keep", type=int, default=8, help="prompts kept per refresh")
     p.add_argument("--select-samples", type=int, default=4, help="completions per candidate when scoring")
     p.add_argument("--async", dest="asynchronous", action="store_true", help="actor in its own thread")
+    p.add_argument("--actor-process", action="store_true",
+                   help="with --async: the actor in a separate (forked) process instead of a thread")
     p.add_argument("--max-staleness", type=int, default=1, help="with --async: oldest policy version allowed")
     p.add_argument("--reward-timeout", type=float, default=2.0)
     p.add_argument("--checkpoint-every", type=int, default=10)
@@ -98,6 +101,7 @@ def run(args, beam_args) -> int:
                    select_every=args.select_every, select_candidates=args.candidates, select_keep=args.keep,
                    select_samples=args.select_samples, asynchronous=args.asynchronous,
                    max_staleness=args.max_staleness if args.asynchronous else 0,
+                   actor_process=args.asynchronous and args.actor_process,
                    reward_timeout=args.reward_timeout, seed=args.seed, checkpoint_every=args.checkpoint_every,
                    tool_max_turns=args.tool_max_turns, tool_max_new_tokens=args.tool_max_new_tokens)
     extra = None

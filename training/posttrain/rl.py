@@ -1,5 +1,6 @@
 """GRPO-style RL with verifiable rewards: an actor that samples groups of completions and a
-learner that updates, run in lockstep (sync) or in two threads (async) with a staleness bound.
+learner that updates, run in lockstep (sync) or asynchronously with a staleness bound, the actor
+in a thread or (``actor_process``) in a separate process (``actor_process.py``).
 
 Single-turn tasks (exact QA, schema) are one sampled assistant turn; a tool task is a whole
 playout on the tool platform (``tool_rollout``), rewarded by task success, whose loss covers
@@ -42,6 +43,7 @@ import torch
 
 from training.checkpoint import save_checkpoint
 from training.models.generate import generate
+from training.posttrain.actor_process import run_actor_process
 from training.posttrain.grpo import group_advantages, grpo_loss, token_logprobs
 from training.posttrain.rewards import guarded, reward_for
 from training.posttrain.selection import select_by_variance, select_random
@@ -66,6 +68,7 @@ class RLConfig:
     select_keep: int = 8
     select_samples: int = 4
     asynchronous: bool = False
+    actor_process: bool = False    # async: the actor in a forked process instead of a thread
     max_staleness: int = 0
     reward_timeout: float = 2.0
     tool_max_turns: int = 3        # assistant turns of a tool-task playout
@@ -267,7 +270,8 @@ def run_rl(model, ref_model, pool: list[Prompt], cfg: RLConfig, run_dir: str, en
             res.actor_seconds += time.perf_counter() - t0
             learn(b)
     else:
-        _run_async(model, actor, cfg, step, end, learn, lambda: step, res)
+        run = run_actor_process if cfg.actor_process else _run_async
+        run(model, actor, cfg, step, end, learn, lambda: step, res)
     res.step = res.version = step
     res.reward_errors = len(actor.reward_log) + state.get("reward_errors", 0)
     res.wall_seconds = time.perf_counter() - started
