@@ -2,15 +2,22 @@
 selection) vs SFT+RL (random selection) on held-out verifiable tasks, three seeds.
 
 Base: `tiny` pretrained on Debian's English documentation (bench/compress_data.py, cached under
---scratch; trained there on first use), its context raised to 512 for the chat prompts. Data:
-`cidermill sft data`'s builders (table/chart QA, guided-format records, tool trajectory trees);
-held-out rows come from source tables no training row uses. Per seed (SFT data order, RL
-sampling): SFT, then RL from that SFT checkpoint twice at equal generation budget: variance
-selection spends part of its completions scoring candidates, so the random arm gets that many
-completions back as extra steps. Also: unconstrained schema parse rate before/after format SFT,
-tool success + mean calls, and sync vs async RL throughput (actor tokens/s, learner steps/s).
+--scratch; trained there on first use), its context raised to --seq for the chat prompts. Data:
+`cidermill sft data`'s builders (table/chart QA, guided-format records, tool trajectory trees)
+on tables of --max-rows body rows, so that tool conversations (the tool list alone is ~300
+tokens) fit; held-out rows come from source tables no training row uses. Per seed (SFT data
+order, RL sampling): SFT (cosine decay), then RL from that SFT checkpoint twice at equal
+generation budget, on QA, schema and tool tasks (tool tasks played out on the tool platform):
+variance selection spends part of its completions scoring candidates, so the random arm gets
+that many completions back as extra steps. Also: unconstrained schema parse rate and JSON rate
+before/after format SFT, tool success + mean calls, sync vs async RL throughput; and, as
+diagnosis, whether eval prompts are the training template's prefix, the SFT loss at the start
+and end, and a few held-out generations beside their targets.
 
     python bench/posttrain.py [--scratch /work/scratch/compress] [--seeds 0 1 2] [--quick]
+    # seeds as separate processes, then one results file:
+    python bench/posttrain.py --seeds 0 --name posttrain-seed0   (1, 2 likewise)
+    python bench/posttrain.py --merge posttrain-seed0 posttrain-seed1 posttrain-seed2
 """
 from __future__ import annotations
 
