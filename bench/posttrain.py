@@ -167,6 +167,7 @@ def merge(parts: list[str]) -> None:
     throughput = next((d["throughput"] for d in loaded if d["throughput"]), {})
     info = {k: loaded[0][k] for k in INFO_KEYS}
     info["total_cpu_s"] = round(sum(d["total_cpu_s"] for d in loaded), 1)
+    info["not_covered"] = NOT_COVERED
     info["parts"] = [{"name": p, "start": d["start"], "seeds": d["seeds_done"]} for p, d in zip(parts, loaded)]
     save("posttrain", rows, throughput, [s for d in loaded for s in d["seeds_done"]], info, loaded[0]["start"])
 
