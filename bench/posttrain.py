@@ -18,6 +18,10 @@ and end, and a few held-out generations beside their targets.
     # seeds as separate processes, then one results file:
     python bench/posttrain.py --seeds 0 --name posttrain-seed0   (1, 2 likewise)
     python bench/posttrain.py --merge posttrain-seed0 posttrain-seed1 posttrain-seed2
+    # the QA-only run (short prompts, within the base's pretraining context):
+    python bench/posttrain.py --kinds qa --max-rows 2 --seq 256 --items 400 --sft-steps 400 --rl-steps 12 \
+        --rl-lr 1e-4 --eval-per-task 40 --seeds 0 --name posttrain_qa-seed0   (1, 2 likewise)
+    python bench/posttrain.py --merge posttrain_qa-seed0 posttrain_qa-seed1 posttrain_qa-seed2 --merge-into posttrain_qa
 """
 from __future__ import annotations
 
@@ -35,13 +39,13 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def build_data(tok, out: str, items: int, max_len: int, max_rows: int) -> dict:
+def build_data(tok, out: str, items: int, max_len: int, max_rows: int, kinds: str = "qa,guided,tools") -> dict:
     from pipelines.sft_data.guided import guided_conversations
     from pipelines.sft_data.instructions import qa_conversations
     from pipelines.sft_data.trajectories import tool_conversations
     from pipelines.sft_data.write import write_conversations
-    rows = (list(qa_conversations(0, items, max_rows=max_rows)) + list(guided_conversations(0, items, max_rows=max_rows))
-            + list(tool_conversations(0, items, max_rows=max_rows)))
+    builders = {"qa": qa_conversations, "guided": guided_conversations, "tools": tool_conversations}
+    rows = [r for k in kinds.split(",") for r in builders[k](0, items, max_rows=max_rows)]
     stats = write_conversations(rows, out, tok, max_len, "sft_data", overwrite=True)
     st = stats.stages["sft_data"]
     return {"rows_in": st.rows_in, "kept": st.kept, "dropped": dict(st.dropped)}
@@ -100,6 +104,10 @@ NOT_COVERED = ["a base of ~1.3M parameters trained a few CPU-minutes on English 
             "no reward model on the preference pairs; no human-written demonstrations",
             "async throughput on 2 shared cores: actor and learner compete for the same CPUs"]
 
+NOT_COVERED_QA = ["QA only (--kinds qa), tables of 2 rows, context 256 (the base's pretraining context): the "
+                  "task a 1.3M-parameter base can learn; no format or tool rows in this run",
+                  "a few RL steps (CPU budget) at a higher lr than the full run",
+                  "throughput: wall clock on 2 shared, loaded cores, sync and async run at different moments"]
 
 PARTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "posttrain-parts")
 
@@ -152,24 +160,25 @@ def save(out_name: str, rows: dict, throughput: dict, done: list[int], info: dic
              f"{throughput['sync']['learner_steps_per_s']:.3f} / {throughput['async']['learner_steps_per_s']:.3f} steps/s")
             if throughput else "n/a", "target": "async >= sync"},
     ]
-    parts = None if out_name == "posttrain" else PARTS_DIR  # parts stay out of the README table
+    parts = PARTS_DIR if "-seed" in out_name else None  # parts stay out of the README table
     if parts:
         os.makedirs(parts, exist_ok=True)
+    headline = [h for h in headline if h["figure"].replace("n/a", "").strip(" /")]  # tasks this run has
     save_result(out_name, {"seeds_done": done,
         "headline": headline, "table": table, "rows": rows, "throughput": throughput, **info,
     }, packages=["torch", "tokenizers"], start=start, results_dir=parts)
 
 
-def merge(parts: list[str]) -> None:
+def merge(parts: list[str], into: str = "posttrain") -> None:
     """Combine per-seed result files (seeds run as separate processes) into bench/results/posttrain.json."""
     loaded = [json.load(open(os.path.join(PARTS_DIR, f"{p}.json"), encoding="utf-8")) for p in parts]
     rows = {k: [r for d in loaded for r in d["rows"][k]] for k in loaded[0]["rows"]}
     throughput = next((d["throughput"] for d in loaded if d["throughput"]), {})
     info = {k: loaded[0][k] for k in INFO_KEYS}
     info["total_cpu_s"] = round(sum(d["total_cpu_s"] for d in loaded), 1)
-    info["not_covered"] = NOT_COVERED
+    info["not_covered"] = NOT_COVERED if into == "posttrain" else NOT_COVERED_QA
     info["parts"] = [{"name": p, "start": d["start"], "seeds": d["seeds_done"]} for p, d in zip(parts, loaded)]
-    save("posttrain", rows, throughput, [s for d in loaded for s in d["seeds_done"]], info, loaded[0]["start"])
+    save(into, rows, throughput, [s for d in loaded for s in d["seeds_done"]], info, loaded[0]["start"])
 
 
 INFO_KEYS = ("data", "eval_prompt_matches_training_template", "samples", "settings", "rl", "heldout_rows",
@@ -186,13 +195,16 @@ def main() -> None:
     ap.add_argument("--sft-steps", type=int, default=300)
     ap.add_argument("--sft-lr", type=float, default=2e-3)
     ap.add_argument("--rl-steps", type=int, default=6)
+    ap.add_argument("--rl-lr", type=float, default=5e-5)
+    ap.add_argument("--kinds", default="qa,guided,tools", help="SFT data builders (qa: a QA-only run)")
+    ap.add_argument("--merge-into", default="posttrain", help="with --merge: the results name")
     ap.add_argument("--eval-per-task", type=int, default=12)
     ap.add_argument("--quick", action="store_true", help="tiny settings to smoke-test the script")
     ap.add_argument("--name", default="posttrain", help="results file name (a part, when seeds run as processes)")
     ap.add_argument("--merge", nargs="+", metavar="PART", help="only combine these parts' results into posttrain.json")
     a = ap.parse_args()
     if a.merge:
-        return merge(a.merge)
+        return merge(a.merge, a.merge_into)
     if a.quick:
         a.items, a.sft_steps, a.rl_steps, a.eval_per_task, a.seeds = 20, 4, 2, 4, a.seeds[:1]
     torch.set_num_threads(1)
@@ -215,12 +227,12 @@ def main() -> None:
     prepare_chat_model(base, base_tok, tok, new)
     work = tempfile.mkdtemp(prefix="posttrain-bench-")
     data_dir = os.path.join(work, "data")
-    data_stats = build_data(tok, data_dir, a.items, a.seq, a.max_rows)
+    data_stats = build_data(tok, data_dir, a.items, a.seq, a.max_rows, a.kinds)
     train_rows = read_rows(data_dir, split="train")
     held = limited(read_rows(data_dir, split="heldout"), a.eval_per_task)
     convs, dropped = encode_rows(tok, train_rows, a.seq + 1)
     end = tok.token_to_id(END)
-    rl_cfg = dict(steps=a.rl_steps, prompts_per_step=4, group=4, max_new_tokens=16, lr=5e-5, kl_beta=0.05,
+    rl_cfg = dict(steps=a.rl_steps, prompts_per_step=4, group=4, max_new_tokens=16, lr=a.rl_lr, kl_beta=0.05,
                   select_every=3, select_candidates=8, select_keep=4, select_samples=4, checkpoint_every=10 ** 6,
                   tool_max_turns=3, tool_max_new_tokens=64)
     pool, rl_dropped = rl_prompts(tok, train_rows, a.seq, rl_cfg["max_new_tokens"], rl_cfg["tool_max_new_tokens"])
