@@ -18,10 +18,7 @@ and end, and a few held-out generations beside their targets.
     # seeds as separate processes, then one results file:
     python bench/posttrain.py --seeds 0 --name posttrain-seed0   (1, 2 likewise)
     python bench/posttrain.py --merge posttrain-seed0 posttrain-seed1 posttrain-seed2
-    # the QA-only run (short prompts, within the base's pretraining context):
-    python bench/posttrain.py --kinds qa --max-rows 2 --seq 256 --items 400 --sft-steps 400 --rl-steps 12 \
-        --rl-lr 1e-4 --eval-per-task 40 --seeds 0 --name posttrain_qa-seed0   (1, 2 likewise)
-    python bench/posttrain.py --merge posttrain_qa-seed0 posttrain_qa-seed1 posttrain_qa-seed2 --merge-into posttrain_qa
+    # the QA-only run (short prompts, within the base's pretraining context): bench/posttrain_qa.py
 """
 from __future__ import annotations
 
