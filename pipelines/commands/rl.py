@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "GRPO-style RL on verifiable tasks (exact QA, schema answers) with reward-variance prompt selection"
+HELP = "GRPO-style RL on verifiable tasks (exact QA, schema answers, tool tasks) with reward-variance prompt selection"
 DESCRIPTION = HELP + """
 
 examples:
   cidermill rl --sft out/sft --data out/sft-data --out out/rl --steps 50
   cidermill rl --sft out/sft --data out/sft-data --out out/rl-random --selection random
+  cidermill rl --sft out/sft --data out/sft-data --out out/rl-tools --tool-tasks
   cidermill rl --sft out/sft --data out/sft-data --out out/rl-async --async --max-staleness 2
+  cidermill rl ... --out out/rl-proc --async --actor-process   # actor in its own process
   cidermill rl ... --out out/rl                   # run again: resumes exactly (sync runs)
   cidermill rl ... --reward-model out/rm --reward-model-weight 0.5
 
@@ -20,7 +22,9 @@ step with a KL penalty to the SFT model. --selection variance re-scores --candid
 own thread; samples carry their policy version and are never older than --max-staleness updates
 (the clipped importance ratio corrects for the rest). Prompts come from the dataset's train split.
 --reward-model (from `cidermill sft rm`) adds W * sigmoid(score) of each completion, in [0, W], to
-its verifiable reward."""
+its verifiable reward. --tool-tasks adds the tool tasks: each completion is a whole playout on the
+tool platform (up to --tool-max-turns call turns), rewarded 1 when its final answer is right; the
+loss covers the assistant turns, never the tool results."""
 BEAM = False
 
 
@@ -34,6 +38,10 @@ def configure(p):
     p.add_argument("--prompts", type=int, default=4, help="prompts per step")
     p.add_argument("--group", type=int, default=4, help="completions per prompt")
     p.add_argument("--max-new-tokens", type=int, default=24)
+    p.add_argument("--tool-tasks", action="store_true",
+                   help="also train on tool tasks: whole playouts on the tool platform, rewarded by success")
+    p.add_argument("--tool-max-new-tokens", type=int, default=64, help="per tool-task turn")
+    p.add_argument("--tool-max-turns", type=int, default=3, help="assistant turns per tool-task playout")
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--kl-beta", type=float, default=0.05)
@@ -44,6 +52,8 @@ def configure(p):
     p.add_argument("--keep", type=int, default=8, help="prompts kept per refresh")
     p.add_argument("--select-samples", type=int, default=4, help="completions per candidate when scoring")
     p.add_argument("--async", dest="asynchronous", action="store_true", help="actor in its own thread")
+    p.add_argument("--actor-process", action="store_true",
+                   help="with --async: the actor in a separate (forked) process instead of a thread")
     p.add_argument("--max-staleness", type=int, default=1, help="with --async: oldest policy version allowed")
     p.add_argument("--reward-timeout", type=float, default=2.0)
     p.add_argument("--checkpoint-every", type=int, default=10)
@@ -66,7 +76,8 @@ def run(args, beam_args) -> int:
     from training.posttrain.rl import RLConfig, run_rl
     from training.posttrain.setup import save_chat_tokenizer
     from training.tokenizer import load_tokenizer
-    for name in ("steps", "prompts", "group", "select_every", "candidates", "keep", "select_samples"):
+    for name in ("steps", "prompts", "group", "select_every", "candidates", "keep", "select_samples",
+                 "tool_max_new_tokens", "tool_max_turns"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be >= 1")
     if args.max_staleness < 0:
@@ -78,9 +89,10 @@ def run(args, beam_args) -> int:
         raise ConfigError("the tokenizer has no chat markers: give the SFT run's tokenizer")
     model = load_model_from_checkpoint(ck)
     ref = copy.deepcopy(model)
-    pool, dropped = rl_prompts(tok, read_rows(args.data, split="train"), model.config.max_seq_len, args.max_new_tokens)
+    pool, dropped = rl_prompts(tok, read_rows(args.data, split="train"), model.config.max_seq_len, args.max_new_tokens,
+                               args.tool_max_new_tokens if args.tool_tasks else None)
     if not pool:
-        raise ConfigError(f"{args.data}: no single-turn verifiable prompt fits the context (dropped: {dict(dropped)})")
+        raise ConfigError(f"{args.data}: no verifiable prompt fits the context (dropped: {dict(dropped)})")
     os.makedirs(args.out, exist_ok=True)
     save_chat_tokenizer(tok, args.out)
     cfg = RLConfig(steps=args.steps, prompts_per_step=args.prompts, group=args.group,
@@ -89,7 +101,9 @@ def run(args, beam_args) -> int:
                    select_every=args.select_every, select_candidates=args.candidates, select_keep=args.keep,
                    select_samples=args.select_samples, asynchronous=args.asynchronous,
                    max_staleness=args.max_staleness if args.asynchronous else 0,
-                   reward_timeout=args.reward_timeout, seed=args.seed, checkpoint_every=args.checkpoint_every)
+                   actor_process=args.asynchronous and args.actor_process,
+                   reward_timeout=args.reward_timeout, seed=args.seed, checkpoint_every=args.checkpoint_every,
+                   tool_max_turns=args.tool_max_turns, tool_max_new_tokens=args.tool_max_new_tokens)
     extra = None
     if args.reward_model:
         from training.posttrain.reward_model import load_reward_model, reward_model_reward
@@ -102,7 +116,8 @@ def run(args, beam_args) -> int:
                               f"{tok.get_vocab_size()}, context {model.config.max_seq_len})")
         extra = reward_model_reward(rm, args.reward_model_weight, tok.token_to_id(END))
     print(f"rl: {len(pool)} prompts ({sum(dropped.values())} set aside: {dict(dropped)})")
-    res = run_rl(model, ref, pool, cfg, args.out, tok.token_to_id(END), tok.decode, log=print, extra_reward=extra)
+    res = run_rl(model, ref, pool, cfg, args.out, tok.token_to_id(END), tok.decode, log=print, extra_reward=extra,
+                 tokenizer=tok)
     print(f"rl: step {res.step}, {res.generations} completions, {res.new_tokens} tokens sampled, "
           f"stale batches dropped {res.dropped_stale}, reward errors {res.reward_errors}, "
           f"non-finite steps {res.nan_steps or 'none'}")

@@ -10,6 +10,7 @@ DESCRIPTION = HELP + """
 examples:
   cidermill sft data --tokenizer out/tok --out out/sft-data --items 400
   cidermill sft data --tokenizer out/tok --out out/sft-docs --kinds docs --documents out/text
+  cidermill sft data ... --kinds docs --documents out/text --mixed-language 0.2   # 20% asked in another language
   cidermill sft data --tokenizer out/tok --out out/sft-tools --kinds tools --preferences out/prefs
   cidermill sft train --init out/train --tokenizer out/tok --data out/sft-data --out out/sft --steps 200
   cidermill sft train ... --out out/sft           # run again: resumes exactly from the newest checkpoint
@@ -37,9 +38,12 @@ def configure(p):
     d.add_argument("--items", type=int, default=200, help="source items per kind (default 200)")
     d.add_argument("--documents", help="documents dataset (text, language) for --kinds docs")
     d.add_argument("--max-docs", type=int, default=500)
+    d.add_argument("--mixed-language", type=float, default=0.0, metavar="SHARE",
+                   help="share of documents whose instruction is in another language, naming the answer's")
     d.add_argument("--error-rate", type=float, default=0.3, help="share of tool turns given an injected error")
     d.add_argument("--preferences", help="also write the trajectory trees' preference pairs here")
     d.add_argument("--max-len", type=int, default=1024, help="context the conversations must fit (tokens)")
+    d.add_argument("--max-rows", type=int, default=5, help="body rows per source table (fewer: shorter prompts)")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--overwrite", action="store_true")
     t = sub.add_parser("train", help="supervised fine-tuning on a conversations dataset", description=DESCRIPTION,
@@ -54,6 +58,8 @@ def configure(p):
     t.add_argument("--max-seq-len", type=int, default=None,
                    help="raise the model's context for chat prompts (RoPE positions; default: the checkpoint's)")
     t.add_argument("--lr", type=float, default=3e-4)
+    t.add_argument("--decay", choices=("constant", "cosine", "linear"), default="constant",
+                   help="learning-rate decay (cosine/linear: 5%% warmup, then down to 10%% of --lr)")
     t.add_argument("--checkpoint-every", type=int, default=50)
     t.add_argument("--seed", type=int, default=0)
     r = sub.add_parser("rm", help="reward model on preference pairs (Bradley-Terry)", description=DESCRIPTION,
@@ -93,7 +99,7 @@ def run(args, beam_args) -> int:
     os.makedirs(args.out, exist_ok=True)
     save_chat_tokenizer(tok, args.out)
     cfg = SFTConfig(steps=args.steps, batch=args.batch, seq_len=seq, lr=args.lr, seed=args.seed,
-                    checkpoint_every=args.checkpoint_every)
+                    checkpoint_every=args.checkpoint_every, decay=args.decay)
     print(f"sft: {len(convs)} conversations ({sum(dropped.values())} dropped: {dict(dropped)})")
     out = run_sft(model, convs, cfg, args.out, pad_id=tok.token_to_id("<|end|>"), log=print)
     print(f"sft: step {out['step']} in {args.out}; non-finite steps skipped: {out['nan_steps'] or 'none'}")
@@ -113,6 +119,10 @@ def _data(args) -> int:
         raise ConfigError(f"--kinds: unknown {', '.join(bad)} (known: {', '.join(KINDS)})")
     if args.items < 1:
         raise ConfigError("--items must be >= 1")
+    if not 0.0 <= args.mixed_language <= 1.0:
+        raise ConfigError("--mixed-language must be a share in [0, 1]")
+    if args.max_rows < 2:
+        raise ConfigError("--max-rows must be >= 2")
     if "docs" in kinds and not args.documents:
         raise ConfigError("--kinds docs needs --documents DATASET")
     tok, _ = add_chat_tokens(load_tokenizer(args.tokenizer))
@@ -120,13 +130,13 @@ def _data(args) -> int:
     trees = []
     if "qa" in kinds:
         from pipelines.sft_data.instructions import qa_conversations
-        rows += qa_conversations(args.seed, args.items)
+        rows += qa_conversations(args.seed, args.items, max_rows=args.max_rows)
     if "guided" in kinds:
         from pipelines.sft_data.guided import guided_conversations
-        rows += guided_conversations(args.seed, args.items)
+        rows += guided_conversations(args.seed, args.items, max_rows=args.max_rows)
     if "tools" in kinds:
         from pipelines.sft_data.trajectories import tool_conversations
-        tools = list(tool_conversations(args.seed, args.items, args.error_rate))
+        tools = list(tool_conversations(args.seed, args.items, args.error_rate, max_rows=args.max_rows))
         rows += tools
         trees = tools
     if "docs" in kinds:
@@ -140,9 +150,9 @@ def _data(args) -> int:
             docs.append(r)
             if len(docs) >= args.max_docs:
                 break
-        rows += document_conversations(docs)
+        rows += document_conversations(docs, mixed=args.mixed_language)
     stats = write_conversations(rows, args.out, tok, args.max_len, "sft_data",
-                                {"kinds": kinds, "items": args.items, "seed": args.seed}, overwrite=args.overwrite)
+                                {"kinds": kinds, "items": args.items, "seed": args.seed, "max_rows": args.max_rows}, overwrite=args.overwrite)
     st = stats.stages["sft_data"]
     print(f"sft data: {st.kept} conversations kept of {st.rows_in} in {args.out}; dropped {dict(st.dropped) or 'none'}")
     if args.preferences:

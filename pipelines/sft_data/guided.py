@@ -9,7 +9,7 @@ from typing import Iterator
 from inference.prompting import with_response_format
 from inference.schema import bounded
 from pipelines.sft_data.instructions import _row
-from pipelines.sft_data.sources import small_table, split_of, table_text
+from pipelines.sft_data.sources import MAX_ROWS, small_table, split_of, table_text
 from synth.tables_core import parse_number
 
 
@@ -31,9 +31,9 @@ def record_schema(grid: list[list[str]]) -> tuple[dict, list[str]]:
     return bounded({"type": "object", "properties": props, "required": names}), names
 
 
-def guided_conversations(seed: int, n_items: int, start: int = 10_000) -> Iterator[dict]:
+def guided_conversations(seed: int, n_items: int, start: int = 10_000, max_rows: int = MAX_ROWS) -> Iterator[dict]:
     for i in range(start, start + n_items):
-        grid, title, rng = small_table(seed, i, "guided")
+        grid, title, rng = small_table(seed, i, "guided", max_rows)
         schema, names = record_schema(grid)
         r = int(rng.integers(1, len(grid)))
         row = grid[r]

@@ -2,11 +2,12 @@
 (summarise, extract, rewrite) whose answer is in the document's language."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Iterator
 
-from pipelines.sft_data.sources import small_table, split_of, table_text
+from pipelines.sft_data.sources import MAX_ROWS, small_table, split_of, table_text
 from synth.chart_data import data_table, make_chart_data
 from synth.chart_qa import chart_qa
 from synth.rng import choice, item_rng
@@ -21,19 +22,19 @@ def _row(rid: str, kind: str, split: str, lang: str, messages: list[dict], task:
             "messages": json.dumps(messages, ensure_ascii=False), "task": json.dumps(task, ensure_ascii=False)}
 
 
-def qa_conversations(seed: int, n_items: int, per_item: int = 2) -> Iterator[dict]:
+def qa_conversations(seed: int, n_items: int, per_item: int = 2, max_rows: int = MAX_ROWS) -> Iterator[dict]:
     """Table QA (even items) and chart QA (odd items); answers are the generators' exact strings."""
     for i in range(n_items):
         if i % 2 == 0:
-            grid, title, rng = small_table(seed, i)
+            grid, title, rng = small_table(seed, i, max_rows=max_rows)
             qas = table_qa(grid, rng, max_qa=8)
             kind = "table_qa"
         else:
             rng = item_rng(seed, "sft-chart", i)
             d = make_chart_data(rng, choice(rng, ("grouped_bar", "line", "pie")), "en")
-            d["categories"] = d["categories"][:5]
+            d["categories"] = d["categories"][:max_rows]
             for s in d["series"]:
-                s["values"] = s["values"][:5]
+                s["values"] = s["values"][:max_rows]
             d["series"] = d["series"][:2]
             grid, title = data_table(d), d["title"]
             grid[0] = [h or "Item" for h in grid[0]]
@@ -59,20 +60,44 @@ DOC_PROMPTS = {
     "rewrite": {"en": "Rewrite the text with one sentence per line.", "fr": "Réécris le texte, une phrase par ligne.",
                 "de": "Schreibe den Text mit einem Satz pro Zeile.", "es": "Reescribe el texto, una frase por línea."},
 }
+# the mixed-language option: the instruction in another language, naming the answer's language
+LANGUAGE_NAMES = {"en": {"en": "English", "fr": "French", "de": "German", "es": "Spanish"},
+                  "fr": {"en": "anglais", "fr": "français", "de": "allemand", "es": "espagnol"},
+                  "de": {"en": "Englisch", "fr": "Französisch", "de": "Deutsch", "es": "Spanisch"},
+                  "es": {"en": "inglés", "fr": "francés", "de": "alemán", "es": "español"}}
+ANSWER_IN = {"en": "Answer in {}.", "fr": "Réponds en {}.", "de": "Antworte auf {}.", "es": "Responde en {}."}
 _SENT = re.compile(r"(?<=[.!?])\s+")
 _NUM = re.compile(r"\d+(?:[.,]\d+)?")
 
 
-def document_conversations(docs: list[dict], max_chars: int = 400) -> Iterator[dict]:
+def _mixed_language(doc_id: str, lang: str, mixed: float) -> str | None:
+    """The instruction's language for a mixed-language row (a seeded ``mixed`` share of documents
+    whose language has a template), or None: instruction in the document's language."""
+    if mixed <= 0 or lang not in ANSWER_IN:
+        return None
+    h = int.from_bytes(hashlib.blake2b(doc_id.encode(), digest_size=8).digest(), "big")
+    if (h % 10_000) >= mixed * 10_000:
+        return None
+    others = [x for x in sorted(ANSWER_IN) if x != lang]
+    return others[(h // 10_000) % len(others)]
+
+
+def document_conversations(docs: list[dict], max_chars: int = 400, mixed: float = 0.0) -> Iterator[dict]:
     """``docs``: ``{"id", "text", "language"}``. Summarise = the lead sentence (extractive),
     extract = the numbers in order, rewrite = one sentence per line. Languages without a template
-    are skipped by the caller's report (reason ``language_without_template``)."""
+    are skipped by the caller's report (reason ``language_without_template``). By default the
+    instruction is in the document's language, so the answer's language is the prompt's; with
+    ``mixed`` > 0 that share of documents gets its instruction in another language, which names
+    the answer's language (the document's) explicitly."""
     for d in docs:
         lang = (d.get("language") or "").split("-")[0]
+        ask = _mixed_language(str(d["id"]), lang, mixed)
         text = " ".join(d["text"].split())[:max_chars].rsplit(" ", 1)[0]
         sents = [s for s in _SENT.split(text) if s]
         for task, prompts in DOC_PROMPTS.items():
-            prompt = prompts.get(lang)
+            prompt = prompts.get(ask or lang)
+            if ask and prompt:
+                prompt += " " + ANSWER_IN[ask].format(LANGUAGE_NAMES[ask][lang])
             if prompt is None:
                 yield {"id": f"doc-{task}-{d['id']}", "drop": "language_without_template"}
                 continue
@@ -87,4 +112,7 @@ def document_conversations(docs: list[dict], max_chars: int = 400) -> Iterator[d
                 continue
             msgs = [{"role": "user", "content": f"{text}\n\n{prompt}"}, {"role": "assistant", "content": answer}]
             split = "heldout" if sum(d["id"].encode()) % 5 == 0 else "train"
-            yield _row(f"doc-{task}-{d['id']}", f"doc_{task}", split, lang, msgs, {"type": "exact", "answer": answer})
+            row = _row(f"doc-{task}-{d['id']}", f"doc_{task}", split, lang, msgs, {"type": "exact", "answer": answer})
+            if ask:
+                row["language"] = f"{ask}>{lang}"  # instruction language > answer language
+            yield row

@@ -14,11 +14,13 @@ def split_of(index: int) -> str:
     return "heldout" if index % HELDOUT_EVERY == 0 else "train"
 
 
-def small_table(seed: int, index: int, kind: str = "table") -> tuple[list[list[str]], str, np.random.Generator]:
-    """(grid cut to MAX_ROWS body rows, title, the item's rng for what is drawn next)."""
+def small_table(seed: int, index: int, kind: str = "table",
+                max_rows: int = MAX_ROWS) -> tuple[list[list[str]], str, np.random.Generator]:
+    """(grid cut to ``max_rows`` body rows, title, the item's rng for what is drawn next); fewer rows
+    make shorter prompts, for a model with a short context."""
     rng = item_rng(seed, f"sft-{kind}", index)
     grid, title, _ = generated_grid(rng, "en")
-    grid = [grid[0], *grid[1:MAX_ROWS + 1]]
+    grid = [grid[0], *grid[1:max_rows + 1]]
     grid[0] = [h or "Item" for h in grid[0]]
     return grid, title, rng
 

@@ -17,7 +17,7 @@ import numpy as np
 from inference.prompting import with_tools
 from inference.tools import Tool
 from pipelines.sft_data.instructions import _row
-from pipelines.sft_data.sources import small_table, split_of, table_text
+from pipelines.sft_data.sources import MAX_ROWS, small_table, split_of, table_text
 from synth.rng import choice, item_rng
 from synth.tables_core import numeric_columns, parse_number
 from training.posttrain.chat import tool_result_text
@@ -87,10 +87,10 @@ def _injected(rng: np.random.Generator, calls: list[tuple[str, dict]]) -> list[t
     return calls[:k] + [(name, args)] + calls[k + 1:]
 
 
-def trajectory_tree(seed: int, index: int, error_rate: float = 0.3) -> dict:
+def trajectory_tree(seed: int, index: int, error_rate: float = 0.3, max_rows: int = MAX_ROWS) -> dict:
     """One task's tree: ``{"prompt": messages, "nodes": [{"id", "parent", "assistant", "tool",
     "rejected"}], "answer"}``; node parents index into ``nodes`` (-1 = the prompt)."""
-    grid, title, _ = small_table(seed, index, "tools")
+    grid, title, _ = small_table(seed, index, "tools", max_rows)
     rng = item_rng(seed, "sft-tool-plan", index)
     question, turns, answer = _plan(rng, grid)
     platform = ToolPlatform({TABLE: grid})
@@ -141,9 +141,10 @@ def preference_pairs(tree: dict) -> list[dict]:
     return out
 
 
-def tool_conversations(seed: int, n_items: int, error_rate: float = 0.3, start: int = 20_000) -> Iterator[dict]:
+def tool_conversations(seed: int, n_items: int, error_rate: float = 0.3, start: int = 20_000,
+                       max_rows: int = MAX_ROWS) -> Iterator[dict]:
     for i in range(start, start + n_items):
-        tree = trajectory_tree(seed, i, error_rate)
+        tree = trajectory_tree(seed, i, error_rate, max_rows)
         row = _row(f"tools-{seed}-{i:06d}", "tools", split_of(i), "en", corrected_path(tree),
                    {"type": "tool", "answer": tree["answer"], "tables": tree["tables"], "tools": tree["tools"]})
         row["tree"] = json.dumps(tree, ensure_ascii=False)

@@ -101,6 +101,25 @@ def test_async_with_staleness_bound_trains_and_stays_within_it(chat_tokenizer, t
     assert all(0 <= r["staleness"] <= 1 for r in log)
 
 
+def test_actor_process_with_staleness_zero_equals_sync_and_bounds_staleness(chat_tokenizer, tmp_path):
+    import json
+    tok, pool, model = _setup(chat_tokenizer)
+    end = tok.token_to_id(END)
+    runs = {}
+    for mode, stale in (("sync", 0), ("process", 0), ("process1", 1)):
+        m = copy.deepcopy(model)
+        cfg = RLConfig(**CFG, asynchronous=mode != "sync", actor_process=mode != "sync", max_staleness=stale)
+        runs[mode] = (m, run_rl(m, copy.deepcopy(model), pool, cfg, str(tmp_path / mode), end, tok.decode,
+                                reward_fn=_share_of_a))
+    (ms, rs), (mp, rp) = runs["sync"], runs["process"]
+    assert rs.mean_reward == rp.mean_reward and rs.generations == rp.generations and rp.dropped_stale == 0
+    for (k, a), b in zip(ms.state_dict().items(), mp.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=k)
+    assert runs["process1"][1].step == 4 and runs["process1"][1].dropped_stale == 0
+    log = [json.loads(x) for x in open(tmp_path / "process1" / "posttrain_log.jsonl")]
+    assert all(0 <= r["staleness"] <= 1 for r in log)
+
+
 def test_rl_resume_is_exact(chat_tokenizer, tmp_path):
     tok, pool, model = _setup(chat_tokenizer)
     end = tok.token_to_id(END)

@@ -78,3 +78,22 @@ def test_trajectory_tree_keeps_both_branches():
     assert not any(n["assistant"] == m["content"] for n in rejected for m in path)
     for p in preference_pairs(tree):
         assert p["chosen"] != p["rejected"]
+
+
+def test_mixed_language_option_asks_in_another_language_for_the_documents():
+    from pipelines.sft_data.instructions import ANSWER_IN, DOC_PROMPTS, LANGUAGE_NAMES
+    docs = [{"id": f"d{i}", "text": "Le moulin a ouvert en 1921. Il presse 40 tonnes.", "language": "fr"}
+            for i in range(20)]
+    plain = list(document_conversations(docs))
+    assert all(r["language"] == "fr" for r in plain)
+    mixed = list(document_conversations(docs, mixed=0.5))
+    asked = [r for r in mixed if ">" in r["language"]]
+    assert 0 < len(asked) < len(mixed)
+    assert list(document_conversations(docs, mixed=0.5)) == mixed  # seeded by the document id
+    for r in asked:
+        ask, answer_lang = r["language"].split(">")
+        user, answer = (m["content"] for m in json.loads(r["messages"]))
+        task = r["kind"].removeprefix("doc_")
+        assert ask != "fr" and answer_lang == "fr"
+        assert user.endswith(DOC_PROMPTS[task][ask] + " " + ANSWER_IN[ask].format(LANGUAGE_NAMES[ask]["fr"]))
+        assert answer == json.loads(next(p for p in plain if p["id"] == r["id"])["messages"])[1]["content"]

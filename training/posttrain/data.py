@@ -44,16 +44,20 @@ def prompt_of(row: dict) -> list[dict]:
     return msgs[:last]
 
 
-def rl_prompts(tokenizer, rows: list[dict], max_len: int, max_new_tokens: int) -> tuple[list, Counter]:
-    """Single-turn verifiable prompts for RL (tool tasks need a multi-turn rollout: eval only)."""
+def rl_prompts(tokenizer, rows: list[dict], max_len: int, max_new_tokens: int,
+               tool_new_tokens: int | None = None) -> tuple[list, Counter]:
+    """Verifiable prompts for RL: single-turn tasks, and tool tasks (played out on the tool
+    platform, so they need room for at least one call turn of ``tool_new_tokens``; None leaves
+    tool tasks out)."""
     from training.posttrain.rl import Prompt
     out, dropped = [], Counter()
     for r in rows:
-        if r["task"]["type"] == "tool":
-            dropped["tool_task_not_single_turn"] += 1
+        tool = r["task"]["type"] == "tool"
+        if tool and tool_new_tokens is None:
+            dropped["tool_task_not_asked_for"] += 1
             continue
         ids = prompt_ids(tokenizer, prompt_of(r))
-        if len(ids) + max_new_tokens > max_len:
+        if len(ids) + (tool_new_tokens if tool else max_new_tokens) > max_len:
             dropped["prompt_too_long"] += 1
             continue
         out.append(Prompt(ids, r["task"]))

@@ -1,12 +1,13 @@
 """Verifiable evaluation of a chat model on held-out conversations, greedy and unconstrained.
 
 - ``exact``: share of QA answers equal to the known answer;
-- ``schema``: mean schema reward (validity + field correctness) and the parse rate (share of
+- ``schema``: mean schema reward (validity + field correctness), the parse rate (share of
   outputs that are JSON valid under the requested schema; constrained decoding would make that
-  100%, unconstrained it shows whether the model learned the format);
+  100%, unconstrained it shows whether the model learned the format) and the JSON rate (share
+  that parse as JSON at all, schema or not: the syntax learned without the schema's keys);
 - ``tool``: tool-task success (the final ``{"answer": ...}`` equals the known answer) and mean
-  tool calls per task; the model's call turns run on a fresh ``ToolPlatform`` holding the task's
-  tables, and their results come back as tool turns, up to ``max_turns`` assistant turns.
+  tool calls per task, played out by ``tool_rollout.play_tool_task`` (greedy), up to
+  ``max_turns`` assistant turns.
 """
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ import torch
 
 from training.models.config import SequenceTooLongError
 from training.models.generate import generate
-from training.posttrain.chat import END, prompt_ids, tool_result_text
+from training.posttrain.chat import END, prompt_ids
 from training.posttrain.data import prompt_of
-from training.posttrain.rewards import reward_for, schema_valid, tool_answer_reward
-from training.posttrain.tool_platform import ToolPlatform
+from training.posttrain.rewards import reward_for, schema_valid
+from training.posttrain.tool_rollout import play_tool_task
 
 TASKS = ("exact", "schema", "tool")
 
@@ -40,26 +41,9 @@ def reply(model, tokenizer, messages: list[dict], max_new_tokens: int) -> str | 
 
 
 def run_tool_task(model, tokenizer, row: dict, max_turns: int = 4, max_new_tokens: int = 48) -> tuple[float, int]:
-    """(reward, tool calls made) of one tool task played out on the platform."""
-    platform = ToolPlatform(row["task"].get("tables"))
-    msgs = list(prompt_of(row))
-    calls = 0
-    for _ in range(max_turns):
-        text = reply(model, tokenizer, msgs, max_new_tokens)
-        if text is None:
-            return 0.0, calls
-        try:
-            turn = json.loads(text)
-        except ValueError:
-            return 0.0, calls
-        if isinstance(turn, dict) and "answer" in turn:
-            return tool_answer_reward(turn["answer"], row["task"]), calls
-        if not (isinstance(turn, dict) and isinstance(turn.get("calls"), list) and turn["calls"]):
-            return 0.0, calls
-        results = [platform.execute(c if isinstance(c, dict) else {}) for c in turn["calls"][:4]]
-        calls += len(results)
-        msgs += [{"role": "assistant", "content": text}, {"role": "tool", "content": tool_result_text(results)}]
-    return 0.0, calls
+    """(reward, tool calls made) of one tool task played out greedily on the platform."""
+    p = play_tool_task(model, tokenizer, prompt_ids(tokenizer, prompt_of(row)), row["task"], max_turns, max_new_tokens)
+    return p.reward, p.calls
 
 
 @torch.no_grad()
@@ -74,13 +58,16 @@ def evaluate(model, tokenizer, rows: list[dict], tasks: tuple[str, ...] = TASKS,
     sch = [r for r in rows if r["task"]["type"] == "schema"]
     if "schema" in tasks and sch:
         outs = [reply(model, tokenizer, prompt_of(r), max_new_tokens) or "" for r in sch]
-        parsed = 0
+        json_ok = parsed = 0
         for o, r in zip(outs, sch):
             try:
-                parsed += schema_valid(json.loads(o), r["task"]["schema"])
+                value = json.loads(o)
             except ValueError:
-                pass
+                continue
+            json_ok += 1
+            parsed += schema_valid(value, r["task"]["schema"])
         res["schema_parse_rate"] = parsed / len(sch)
+        res["json_parse_rate"] = json_ok / len(sch)
         res["schema_reward"] = sum(reward_for(o, r["task"]) for o, r in zip(outs, sch)) / len(sch)
         res["schema_n"] = len(sch)
     tool = [r for r in rows if r["task"]["type"] == "tool"]

@@ -1,5 +1,10 @@
 """GRPO-style RL with verifiable rewards: an actor that samples groups of completions and a
-learner that updates, run in lockstep (sync) or in two threads (async) with a staleness bound.
+learner that updates, run in lockstep (sync) or asynchronously with a staleness bound, the actor
+in a thread or (``actor_process``) in a separate process (``actor_process.py``).
+
+Single-turn tasks (exact QA, schema) are one sampled assistant turn; a tool task is a whole
+playout on the tool platform (``tool_rollout``), rewarded by task success, whose loss covers
+every assistant turn and none of the tool results.
 
 The actor generates with ``training.models.generate`` (prefill once, then one token per step
 from the KV cache) on its own copy of the policy, and records with every batch the policy
@@ -38,9 +43,11 @@ import torch
 
 from training.checkpoint import save_checkpoint
 from training.models.generate import generate
+from training.posttrain.actor_process import run_actor_process
 from training.posttrain.grpo import group_advantages, grpo_loss, token_logprobs
 from training.posttrain.rewards import guarded, reward_for
 from training.posttrain.selection import select_by_variance, select_random
+from training.posttrain.tool_rollout import play_tool_task
 from training.posttrain.sft import append_log, finite_step, resume
 
 
@@ -61,8 +68,11 @@ class RLConfig:
     select_keep: int = 8
     select_samples: int = 4
     asynchronous: bool = False
+    actor_process: bool = False    # async: the actor in a forked process instead of a thread
     max_staleness: int = 0
     reward_timeout: float = 2.0
+    tool_max_turns: int = 3        # assistant turns of a tool-task playout
+    tool_max_new_tokens: int = 64  # per tool-task turn (a call turn is longer than a QA answer)
     seed: int = 0
     checkpoint_every: int = 10
 
@@ -90,21 +100,34 @@ class Batch:
 
 def complete(model, prompt: Prompt, n: int, cfg: RLConfig, seed: int, end_id: int, decode: Callable,
              reward_log: list, reward_fn: Callable[[str, dict], float] = reward_for,
-             extra_reward: ExtraReward | None = None) -> tuple[list[list[int]], list[float], int]:
-    """n sampled completions of one prompt: (prompt+completion ids, rewards, new tokens).
-    ``extra_reward(seqs)`` (e.g. a reward model's bounded score) is added to the verifiable one."""
-    ids = torch.tensor([prompt.ids]).repeat(n, 1)
-    out = generate(model, ids, cfg.max_new_tokens, temperature=cfg.temperature, seed=seed, eos_token_id=end_id)
-    seqs, rewards, new = [], [], 0
-    for row in out[:, len(prompt.ids):].tolist():
-        comp = row[:row.index(end_id) + 1] if end_id in row else row
-        new += len(comp)
-        text = decode([t for t in comp if t != end_id])
-        rewards.append(guarded(reward_fn, text, prompt.task, cfg.reward_timeout, reward_log))
-        seqs.append(prompt.ids + comp)
+             extra_reward: ExtraReward | None = None,
+             tokenizer=None) -> tuple[list[list[int]], list[list[bool]], list[float], int]:
+    """n sampled completions of one prompt: (sequences, which of their ids were generated,
+    rewards, new tokens). A tool task is played out turn by turn on the tool platform
+    (``tool_rollout``; needs ``tokenizer``) and scored by task success; other tasks are one
+    turn scored by ``reward_fn``. ``extra_reward(seqs)`` (e.g. a reward model's bounded score)
+    is added to the verifiable reward."""
+    if prompt.task.get("type") == "tool":
+        if tokenizer is None:
+            raise ValueError("tool-task prompts need the tokenizer (for the tool turns)")
+        plays = [play_tool_task(model, tokenizer, prompt.ids, prompt.task, cfg.tool_max_turns, cfg.tool_max_new_tokens,
+                                cfg.temperature, seed * 17 + j) for j in range(n)]
+        seqs, gens = [p.ids for p in plays], [p.generated for p in plays]
+        rewards, new = [p.reward for p in plays], sum(sum(p.generated) for p in plays)
+    else:
+        ids = torch.tensor([prompt.ids]).repeat(n, 1)
+        out = generate(model, ids, cfg.max_new_tokens, temperature=cfg.temperature, seed=seed, eos_token_id=end_id)
+        seqs, gens, rewards, new = [], [], [], 0
+        for row in out[:, len(prompt.ids):].tolist():
+            comp = row[:row.index(end_id) + 1] if end_id in row else row
+            new += len(comp)
+            text = decode([t for t in comp if t != end_id])
+            rewards.append(guarded(reward_fn, text, prompt.task, cfg.reward_timeout, reward_log))
+            seqs.append(prompt.ids + comp)
+            gens.append([False] * len(prompt.ids) + [True] * len(comp))
     if extra_reward is not None:
         rewards = [r + e for r, e in zip(rewards, extra_reward(seqs))]
-    return seqs, rewards, new
+    return seqs, gens, rewards, new
 
 
 class Actor:
@@ -112,9 +135,9 @@ class Actor:
 
     def __init__(self, pool: list[Prompt], cfg: RLConfig, end_id: int, decode: Callable,
                  history: dict | None = None, reward_fn: Callable[[str, dict], float] = reward_for,
-                 extra_reward: ExtraReward | None = None):
+                 extra_reward: ExtraReward | None = None, tokenizer=None):
         self.pool, self.cfg, self.end_id, self.decode, self.reward_fn = pool, cfg, end_id, decode, reward_fn
-        self.extra_reward = extra_reward
+        self.extra_reward, self.tokenizer = extra_reward, tokenizer
         self.history: dict[int, list[int]] = {int(k): v for k, v in (history or {}).items()}
         self.reward_log: list = []
 
@@ -132,8 +155,9 @@ class Actor:
         if cfg.selection == "variance":
             scores = []
             for j, c in enumerate(cands):
-                _, r, _ = complete(model, self.pool[c], cfg.select_samples, cfg, cfg.seed * 1_000_003 + at * 1009 + j,
-                                   self.end_id, self.decode, self.reward_log, self.reward_fn, self.extra_reward)
+                _, _, r, _ = complete(model, self.pool[c], cfg.select_samples, cfg, cfg.seed * 1_000_003 + at * 1009 + j,
+                                      self.end_id, self.decode, self.reward_log, self.reward_fn, self.extra_reward,
+                                      self.tokenizer)
                 scores.append(r)
                 spent += cfg.select_samples
             chosen = select_by_variance(cands, scores, cfg.select_keep)
@@ -151,19 +175,21 @@ class Actor:
         P = cfg.prompts_per_step
         start = ((k - at) * P) % len(chosen)
         picked = [chosen[(start + i) % len(chosen)] for i in range(P)]
-        seqs, rewards, new = [], [], 0
+        seqs, gens, rewards, new = [], [], [], 0
         for i, p in enumerate(picked):
-            s, r, n = complete(model, self.pool[p], cfg.group, cfg, cfg.seed * 1_000_003 + k * 1009 + 500 + i,
-                               self.end_id, self.decode, self.reward_log, self.reward_fn, self.extra_reward)
+            s, g, r, n = complete(model, self.pool[p], cfg.group, cfg, cfg.seed * 1_000_003 + k * 1009 + 500 + i,
+                                  self.end_id, self.decode, self.reward_log, self.reward_fn, self.extra_reward,
+                                  self.tokenizer)
             seqs += s
+            gens += g
             rewards.append(r)
             new += n
         T = max(len(s) for s in seqs)
         ids = torch.full((len(seqs), T), self.end_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), T - 1), dtype=torch.bool)
-        for b, (s, p) in enumerate(zip(seqs, [q for q in picked for _ in range(cfg.group)])):
+        for b, (s, g) in enumerate(zip(seqs, gens)):
             ids[b, :len(s)] = torch.tensor(s)
-            mask[b, len(self.pool[p].ids) - 1:len(s) - 1] = True
+            mask[b, :len(s) - 1] = torch.tensor(g[1:], dtype=torch.bool)  # position t predicts id t+1
         old = token_logprobs(model, ids)
         return Batch(k, version, ids, mask, old, torch.tensor(rewards, dtype=torch.float32), new,
                      spent + len(seqs))
@@ -185,10 +211,12 @@ class RLResult:
 
 def run_rl(model, ref_model, pool: list[Prompt], cfg: RLConfig, run_dir: str, end_id: int, decode: Callable,
            stop_after: int | None = None, log: Callable[[str], None] | None = None,
-           reward_fn: Callable[[str, dict], float] = reward_for, extra_reward: ExtraReward | None = None) -> RLResult:
+           reward_fn: Callable[[str, dict], float] = reward_for, extra_reward: ExtraReward | None = None,
+           tokenizer=None) -> RLResult:
     """Train ``model`` (the policy, started from SFT) against ``ref_model`` (the frozen SFT model).
     ``reward_fn(completion text, task) -> [0, 1]`` defaults to the verifiable rewards by task type;
-    ``extra_reward(prompt+completion ids) -> [float]`` (optional) is added to it."""
+    ``extra_reward(prompt+completion ids) -> [float]`` (optional) is added to it. ``tokenizer`` is
+    needed when the pool holds tool tasks (their playouts encode the tool turns)."""
     import os
     if not pool:
         raise ValueError("no RL prompts")
@@ -199,7 +227,7 @@ def run_rl(model, ref_model, pool: list[Prompt], cfg: RLConfig, run_dir: str, en
     res = RLResult(step, step, state.get("generations", 0), state.get("new_tokens", 0), state.get("dropped_stale", 0),
                    list(state.get("nan_steps", [])), state.get("reward_errors", 0))
     actor = Actor(pool, cfg, end_id, decode, {k: v for k, v in state.get("selection", {}).items() if int(k) <= step},
-                  reward_fn, extra_reward)
+                  reward_fn, extra_reward, tokenizer)
     end = cfg.steps if stop_after is None else min(cfg.steps, step + stop_after)
     started = time.perf_counter()
 
@@ -242,7 +270,8 @@ def run_rl(model, ref_model, pool: list[Prompt], cfg: RLConfig, run_dir: str, en
             res.actor_seconds += time.perf_counter() - t0
             learn(b)
     else:
-        _run_async(model, actor, cfg, step, end, learn, lambda: step, res)
+        run = run_actor_process if cfg.actor_process else _run_async
+        run(model, actor, cfg, step, end, learn, lambda: step, res)
     res.step = res.version = step
     res.reward_errors = len(actor.reward_log) + state.get("reward_errors", 0)
     res.wall_seconds = time.perf_counter() - started

@@ -19,6 +19,7 @@ import torch
 from training.checkpoint import latest_checkpoint, load_model_weights, load_trainer_state, save_checkpoint
 from training.posttrain.chat import Encoded
 from training.posttrain.packing import PackedBatch, pack
+from training.schedule import lr_at
 
 LOG_FILE = "posttrain_log.jsonl"
 
@@ -33,6 +34,8 @@ class SFTConfig:
     grad_clip: float = 1.0
     seed: int = 0
     checkpoint_every: int = 50
+    decay: str = "constant"    # or "cosine" (to 10% of lr, after a 5% warmup): a function of the step,
+                               # so resume stays exact
 
 
 def batch_at(convs: list[Encoded], cfg: SFTConfig, step: int, pad_id: int) -> PackedBatch:
@@ -95,6 +98,8 @@ def run_sft(model, convs: list[Encoded], cfg: SFTConfig, run_dir: str, pad_id: i
     the call early after that many steps (what an interrupted run looks like, for tests)."""
     if not convs:
         raise ValueError("no conversations to train on")
+    if cfg.decay not in ("constant", "cosine", "linear"):
+        raise ValueError(f"unknown decay {cfg.decay!r} (constant, cosine, linear)")
     os.makedirs(run_dir, exist_ok=True)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=False)
     step, state = resume(run_dir, model, opt)
@@ -102,6 +107,8 @@ def run_sft(model, convs: list[Encoded], cfg: SFTConfig, run_dir: str, pad_id: i
     model.train()
     done = 0
     while step < cfg.steps and (stop_after is None or done < stop_after):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, cfg.lr, cfg.steps, 0 if cfg.decay == "constant" else cfg.steps // 20, cfg.decay, 0.1)
         b = batch_at(convs, cfg, step, pad_id)
         loss = model(b.input_ids, targets=b.targets, doc_ids=b.doc_ids).loss
         ok = finite_step(model, opt, loss, cfg.grad_clip)
