@@ -1,13 +1,14 @@
 """Do more workers add speed? Text chain, dedup, images and crawl jobs, one worker vs two, in-process vs Dask.
 
-    python bench/scale.py [--docs 10000] [--jobs cores,text,dedup,images,crawl,dedup1m]
+    python bench/scale.py [--docs 12000] [--jobs cores,text,dedup,images,crawl,dedup1m]
                           [--modes inprocess,mp2,dask1,dask2] [--scratch /tmp/cidermill-bench] [--rounds 1]
 
 With the defaults every job runs (about a quarter of an hour on a quiet 2-core machine, plus the
 first download of the Debian documents and the first training of the default CLIP scorer).
 
 Documents: real text chunks of Debian documentation (bench/debian_corpus.py, fetched with apt-get
-download into SCRATCH, not committed; --words per chunk, default 1,000 as in bench/text_chain.py),
+download into SCRATCH, not committed; --docs chunks of up to --words words, default 12,000 of up to
+2,000, the corpus of bench/dedup.py and bench/text_chain.py and the issue's measurements),
 written as a pages dataset of 4 MB shards.
 Jobs (each a `cidermill text` run as a subprocess with a stage list):
   text   input, c4_lines, langid, gopher, repetition   (per-document work)
@@ -250,8 +251,8 @@ def digests(d: str) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--docs", type=int, default=10_000)
-    ap.add_argument("--words", type=int, default=1000, help="words per document chunk")
+    ap.add_argument("--docs", type=int, default=12_000)
+    ap.add_argument("--words", type=int, default=2000, help="words per document chunk (at most)")
     ap.add_argument("--jobs", default="cores,text,dedup,images,crawl,dedup1m")
     ap.add_argument("--modes", default="inprocess,mp2,dask1,dask2")
     ap.add_argument("--scratch", default="/tmp/cidermill-bench")
