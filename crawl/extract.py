@@ -26,6 +26,7 @@ import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate
+from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import try_canonicalize
 from crawl.visibility import drop_hidden
@@ -60,7 +61,8 @@ _FLATTEN = re.compile(rb"</?(?:div|span|section|article|font|b|i|u|em|strong|sma
 
 
 def parse_html_checked(html: str):
-    """(lxml document or None, note). libxml2 stops reading at 256 levels of nesting and drops the
+    """(lxml document or None, note), with React's streamed content moved where a browser shows it
+    (crawl/streamed_html.py). libxml2 stops reading at 256 levels of nesting and drops the
     rest of the page; such a page is read again with its container tags flattened to spaces, and the
     note says so ("deep_nesting_flattened") so the crawl log records it."""
     data = html.replace("\x00", "").encode("utf-8", "replace")
@@ -71,10 +73,20 @@ def parse_html_checked(html: str):
         doc = lxml.html.document_fromstring(data, parser=parser)
         if any("Excessive depth" in e.message for e in parser.error_log):
             parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
-            return lxml.html.document_fromstring(_FLATTEN.sub(b" ", data), parser=parser), "deep_nesting_flattened"
+            doc = lxml.html.document_fromstring(_FLATTEN.sub(b" ", data), parser=parser)
+            _swaps(doc, data)
+            return doc, "deep_nesting_flattened"
+        _swaps(doc, data)
         return doc, None
     except (etree.ParserError, ValueError, etree.XMLSyntaxError):
         return None, None
+
+
+def _swaps(doc, data: bytes) -> None:
+    try:
+        apply_streamed_swaps(doc, data)
+    except (ValueError, TypeError):  # an odd tree is read as parsed, never an error
+        pass
 
 
 def parse_html(html: str):

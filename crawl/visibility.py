@@ -31,6 +31,8 @@ def is_hidden(el, noscript_visible: bool = False) -> bool:
         return True  # comments, processing instructions
     tag = tag.lower()
     if tag in NOT_RENDERED:
+        if tag == "button":
+            return not _swallowed_by_button(el)
         return not (noscript_visible and tag == "noscript")
     if el.get("hidden") is not None or el.get(HIDDEN_ATTR) is not None:
         return True
@@ -38,6 +40,14 @@ def is_hidden(el, noscript_visible: bool = False) -> bool:
         return True
     style = el.get("style")
     return bool(style) and _HIDDEN_STYLE.search(style) is not None
+
+
+def _swallowed_by_button(el) -> bool:
+    """True when this <button> holds another <button>: no HTML5 parser builds that (a <button> start
+    tag closes an open one), but libxml2 does when a button's inner markup is unbalanced
+    (`<button><div></button>`): it ignores the `</button>` and the button swallows the rest of the
+    page. A browser shows that rest, so it is not a label to hide; the inner buttons still are."""
+    return next(el.iterdescendants("button", "BUTTON"), None) is not None
 
 
 def visible_text(doc, limit: int = 2_000_000) -> str:

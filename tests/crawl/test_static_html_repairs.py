@@ -1,0 +1,72 @@
+"""Static HTML read the way a browser shows it: React's streamed content moved into its placeholders
+(crawl/streamed_html.py), and a <button> that libxml2 let swallow the rest of a page."""
+import lxml.html
+
+from crawl.extract import extract_page, parse_html
+from crawl.render_policy import text_budget
+from crawl.streamed_html import apply_streamed_swaps
+from crawl.visibility import visible_text
+
+ARTICLE = " ".join(f"Sentence {i} of the streamed article about cider presses and their apples." for i in range(30))
+COMMENT = "A reader answered that the old press still works after forty autumns of apples."
+
+# The shape React 18 streams (renderToPipeableStream): placeholders first, content later in hidden
+# divs, each followed by the script call that moves it.
+STREAMED = ("<html><head><title>Streamed</title></head><body><header><a href='/'>Home</a></header><main>"
+            "<h1>Presses</h1><!--$?--><template id=\"B:0\"></template><div class='skeleton'></div><!--/$-->"
+            "<section><template id=\"P:1\"></template></section></main><footer>Footer words</footer>"
+            f"<div hidden id=\"S:0\"><article><p>{ARTICLE}</p></article></div>"
+            "<script>$RC=function(b,c){/* moves c into b */};$RC(\"B:0\",\"S:0\")</script>"
+            f"<div hidden id=\"S:1\"><p>{COMMENT}</p></div>"
+            "<script>$RS(\"S:1\",\"P:1\")</script>"
+            "<div hidden id=\"S:9\"><p>Orphan content whose placeholder never existed.</p></div>"
+            "<script>$RC(\"B:9\",\"S:9\")</script></body></html>")
+
+
+def test_streamed_content_is_moved_into_its_placeholders():
+    doc = parse_html(STREAMED)  # parse_html applies the swaps
+    main = doc.find(".//main")
+    text = main.text_content()
+    assert "Sentence 0 of the streamed article" in text and COMMENT in text
+    assert text.index("Presses") < text.index("Sentence 0") < text.index(COMMENT)  # the placeholders' order
+    assert doc.find(".//template") is None and not doc.xpath("//*[@hidden]")
+    assert "Orphan content" not in doc.text_content()  # as React does: no placeholder, no content
+    assert "Sentence 29" in visible_text(doc)
+
+
+def test_streamed_page_is_extracted_and_counted_as_visible():
+    ex = extract_page(STREAMED, "http://x.test/presses")
+    assert "Sentence 0 of the streamed article" in ex.text and "Sentence 29" in ex.text
+    visible, _ = text_budget(STREAMED)
+    assert visible > 300  # --render auto sees the article as static visible text
+
+
+def test_swaps_need_the_call_and_survive_odd_trees():
+    no_call = STREAMED.replace("$RC(\"B:0\",\"S:0\")", "").replace("$RS(\"S:1\",\"P:1\")", "")
+    doc = parse_html(no_call)
+    assert "Sentence 0" not in visible_text(doc)  # still hidden: nothing moves it
+    # content that holds its own placeholder, a call naming missing ids, a swap repeated
+    odd = ("<html><body><div hidden id='S:2'><p>Inner words here.</p><template id='B:2'></template></div>"
+           "<script>$RC(\"B:2\",\"S:2\");$RC(\"B:2\",\"S:2\");$RS(\"S:7\",\"P:7\")</script></body></html>")
+    tree = lxml.html.document_fromstring(odd)
+    assert apply_streamed_swaps(tree) == 0
+    assert isinstance(extract_page(odd, "http://x.test/").text, str)
+
+
+def test_button_that_swallowed_the_page_does_not_hide_it():
+    # `<button><div></button>`: libxml2 ignores that </button>, so the button holds the whole page
+    # (an HTML5 parser would close it); a real page of this shape lost every word before.
+    story = " ".join(f"Paragraph {i} explains how a mortgage rate is set by the lender." for i in range(40))
+    html = ("<html><body><header><button class='menu-button' aria-label='Main menu'><div class='inner'>"
+            "<svg></svg><div></button></div><a href='/'>Logo</a><button>Search</button></header>"
+            f"<main><article><h1>Mortgage rates</h1><p>{story}</p></article></main></body></html>")
+    doc = parse_html(html)
+    outer = doc.find(".//button")
+    assert "Paragraph 39" in outer.text_content()  # the parser's nesting this test is about
+    assert "Paragraph 39" in visible_text(doc)
+    ex = extract_page(html, "http://x.test/rates")
+    assert "Paragraph 0 explains" in ex.text and "Paragraph 39" in ex.text
+    assert "Search" not in visible_text(doc)  # a real button inside is still a label, not text
+    # an ordinary button is still a label, not content
+    plain = f"<html><body><article><p>{story}</p><button><div>Subscribe now</div></button></article></body></html>"
+    assert "Subscribe now" not in visible_text(parse_html(plain))
