@@ -407,10 +407,9 @@ class DaskResult(PipelineResult):
             log.info("dask worker %s: %d tasks run, %d outputs fetched from other workers (%.1f MB)%s",
                      worker, t["executed"], sum(n for n, _ in t["fetched"].values()), moved / 1e6,
                      "; most: " + ", ".join(f"{k} {b / 1e6:.1f} MB" for k, (_, b) in top) if top else "")
-        if self.traffic_json:
-            import json  # noqa: PLC0415
-            with open(self.traffic_json, "w", encoding="utf-8") as f:
-                json.dump(traffic, f, indent=1, sort_keys=True)
+        import json  # noqa: PLC0415
+        with open(self.traffic_json, "w", encoding="utf-8") as f:  # only called with --dask_traffic_json
+            json.dump(traffic, f, indent=1, sort_keys=True)
         return traffic
 
     def close(self) -> None:
