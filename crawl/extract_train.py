@@ -108,14 +108,36 @@ def block_labels(blocks, truth: str) -> np.ndarray:
     return y
 
 
+def soft_labels(blocks, truth: str) -> np.ndarray:
+    """Each block's share of its words found in the truth's word multiset (0 for a block without words)."""
+    t = word_counts(truth)
+    return np.array([sum((Counter(b.words) & t).values()) / len(b.words) if b.words else 0.0 for b in blocks])
+
+
+LABELS = ("hard", "soft", "mix")
+
+
+def labels_of(blocks, truth: str, kind: str = "hard") -> np.ndarray:
+    """Training labels: hard (`block_labels`), soft (`soft_labels`), or mix (hard for blocks of at least
+    8 words, soft for shorter ones)."""
+    if kind == "hard":
+        return block_labels(blocks, truth)
+    soft = soft_labels(blocks, truth)
+    if kind == "soft":
+        return soft
+    if kind == "mix":
+        return np.where(np.array([len(b.words) for b in blocks]) >= 8, block_labels(blocks, truth), soft)
+    raise ValueError(f"unknown labels {kind!r} (one of {', '.join(LABELS)})")
+
+
 def page_matrix(html: str, url: str, fast: bool = True):
     """(segmented page, feature rows, peer output) for one page, through the extractor's own path."""
     from crawl.extract import page_blocks  # noqa: PLC0415
     return page_blocks(html, url, fast=fast)
 
 
-def build_dataset(pages: list[DevPage], log=print, fast: bool = True):
-    """Feature rows, labels, words per block, page index per block, and each page's blocks."""
+def build_dataset(pages: list[DevPage], log=print, fast: bool = True, labels: str = "hard"):
+    """Feature rows, labels (`labels_of`), words per block, page index per block, and each page's blocks."""
     X, y, w, page_of, blocks_of = [], [], [], [], []
     t0 = time.time()
     for k, pg in enumerate(pages):
@@ -123,7 +145,7 @@ def build_dataset(pages: list[DevPage], log=print, fast: bool = True):
         if pb is None or not pb.rows:
             blocks_of.append([])
             continue
-        lab = block_labels(pb.seg.blocks, pg.truth)
+        lab = labels_of(pb.seg.blocks, pg.truth, labels)
         X.extend(pb.rows)
         y.extend(lab)
         w.extend(len(b.words) for b in pb.seg.blocks)
@@ -182,20 +204,31 @@ def fold_of(domain: str, folds: int) -> int:
     return int.from_bytes(hashlib.sha256(("cv:" + domain).encode()).digest()[:4], "big") % folds
 
 
+def fit_trees(X, y, sw, page_of, seed: int = 0, bag: int = 1, names=None, log=None, **fit):
+    """One tree ensemble: `bag` fits with row-subsample seeds seed*bag .. seed*bag+bag-1, averaged into one
+    (gbdt.bag; a single fit with `seed` when bag is 1). A pairwise objective pairs blocks of one page."""
+    from crawl import gbdt  # noqa: PLC0415
+    if fit.get("objective", "logloss") != "logloss":
+        fit["groups"] = page_of
+    if bag <= 1:
+        return gbdt.train(X, y, sw, seed=seed, names=names, log=log, **fit)
+    return gbdt.bag([gbdt.train(X, y, sw, seed=seed * bag + k, names=names, log=log if k == 0 else None, **fit)
+                     for k in range(bag)])
+
+
 def out_of_fold(X, y, sw, page_of, pages: list[DevPage], folds: int, log=print, what: str = "stage 1",
                 **fit) -> np.ndarray | None:
     """Block probabilities from models that never saw the block's DOMAIN (folds by domain), or None
     when the tuning part has too few domains for `folds`. The second stage learns from these (the
     first stage's errors on sites it has not seen) and the cut is chosen on them: a model is
     over-confident on the pages it was fitted to."""
-    from crawl import gbdt  # noqa: PLC0415
     block_fold = np.array([fold_of(p.domain or p.id, folds) for p in pages])[page_of]
     prob = np.zeros(len(X))
     for f in range(folds):
         tr = block_fold != f
         if tr.all() or not tr.any() or y[tr].min() == y[tr].max():
             return None
-        prob[~tr] = gbdt.train(X[tr], y[tr], sw[tr], **fit).predict(X[~tr])
+        prob[~tr] = fit_trees(X[tr], y[tr], sw[tr], page_of[tr], **fit).predict(X[~tr])
         log(f"train-extractor: {what} fold {f + 1}/{folds} done")
     return prob
 
@@ -216,19 +249,22 @@ def context_matrix(prob: np.ndarray, X: np.ndarray, words: np.ndarray, page_of: 
 
 def fit_block_model(X, y, words, page_of, pages: list[DevPage], keys_of, pick_threshold, trees: int = 60,
                     depth: int = 5, seed: int = 0, log=print, folds: int = 5, stage2: bool = False,
-                    lr: float = 0.2, subsample: float = 0.5, stage2_trees: int = 60, stage2_depth: int = 4):
+                    lr: float = 0.2, subsample: float = 0.5, stage2_trees: int = 60, stage2_depth: int = 4,
+                    bag: int = 1, objective: str = "logloss", pairwise: float = 1.0):
     """(stage-1 trees, stage-2 trees or None, meta) from block rows. Stage one is fitted on all
     tuning pages. With `stage2` (and enough domains for `folds`), stage one's out-of-fold scores feed
     the second stage, and the cut is chosen on the second stage's own out-of-fold scores (two nested
-    looks at unseen sites, both by domain). pick_threshold(prob, thresholds=None) -> (cut, mean F1)."""
+    looks at unseen sites, both by domain). Stage one is a `bag` of fits (fit_trees) with the given
+    objective. pick_threshold(prob, thresholds=None) -> (cut, mean F1)."""
     from crawl import gbdt  # noqa: PLC0415
     from crawl.extract_blocks import FEATURES  # noqa: PLC0415
     from crawl.extract_context import CONTEXT_FEATURES  # noqa: PLC0415
     X = np.asarray(X, dtype=np.float32).astype(np.float64)   # what the extractor feeds the model
     sw = block_weights(words, page_of)
-    fit1 = dict(trees=trees, depth=depth, lr=lr, subsample=subsample, seed=seed)
+    fit1 = dict(trees=trees, depth=depth, lr=lr, subsample=subsample, seed=seed, bag=bag,
+                **({"objective": objective, "pairwise": pairwise} if objective != "logloss" else {}))
     log(f"train-extractor: {len(X)} blocks, {int(y.sum())} labelled content; stage 1: {trees} trees of depth {depth}")
-    s1 = gbdt.train(X, y, sw, names=list(FEATURES), log=log, **fit1)
+    s1 = fit_trees(X, y, sw, page_of, names=list(FEATURES), log=log, **fit1)
     oof1 = out_of_fold(X, y, sw, page_of, pages, folds, log=log, **fit1) if folds >= 2 else None
     s2, how = None, "in-sample"
     oof1_f = pick_threshold(oof1)[1] if oof1 is not None else None
@@ -255,11 +291,14 @@ def fit_block_model(X, y, words, page_of, pages: list[DevPage], keys_of, pick_th
             "tune_blocks": int(len(X)), "tune_f1": round(f, 4), "stages": 2 if s2 is not None else 1, "seed": seed,
             "trees": [trees, stage2_trees if s2 is not None else 0], "lr": lr, "subsample": subsample,
             "split": f"domain sha256 salt {SPLIT_SALT!r}, held-out share {HOLDOUT_SHARE}"}
+    meta.update({"bag": bag} if bag > 1 else {})   # recorded only when not the default, as below
+    meta.update({"objective": objective, "pairwise": pairwise} if objective != "logloss" else {})
     return s1, s2, meta
 
 
 def train_extractor(data_dir: str, out: str, trees: int = 60, depth: int = 5, seed: int = 0, limit: int | None = None,
-                    log=print, folds: int = 5, stage2: bool = False, vote_fast: bool = False, **fit) -> dict:
+                    log=print, folds: int = 5, stage2: bool = False, vote_fast: bool = False, labels: str = "hard",
+                    **fit) -> dict:
     """Train on the tuning part of `data_dir`, write the model JSON to `out`, return its meta."""
     from crawl.extract_context import context_keys  # noqa: PLC0415
     from crawl.extract_stages import BlockModel  # noqa: PLC0415
@@ -268,8 +307,8 @@ def train_extractor(data_dir: str, out: str, trees: int = 60, depth: int = 5, se
     if not pages:
         raise ValueError(f"no tuning pages found in {data_dir}")
     log(f"train-extractor: {len(pages)} tuning pages")
-    X, y, words, page_of, blocks_of = build_dataset(pages, log=log, fast=vote_fast)
-    if len(X) == 0 or y.min() == y.max():
+    X, y, words, page_of, blocks_of = build_dataset(pages, log=log, fast=vote_fast, labels=labels)
+    if len(X) == 0 or (y >= 0.5).all() or (y < 0.5).all():
         raise ValueError("the tuning pages gave no usable blocks (need both content and boilerplate)")
     keys_of = [context_keys(b) if b else None for b in blocks_of]
 
@@ -279,6 +318,8 @@ def train_extractor(data_dir: str, out: str, trees: int = 60, depth: int = 5, se
     s1, s2, meta = fit_block_model(X, y, words, page_of, pages, keys_of, pick, trees=trees, depth=depth, seed=seed,
                                    log=log, folds=folds, stage2=stage2, **fit)
     meta["vote_fast"] = vote_fast
+    if labels != "hard":
+        meta["labels"] = labels
     model = BlockModel(s1, s2, meta)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     model.save(out)

@@ -69,6 +69,56 @@ def _bin_edges(x: np.ndarray, bins: int) -> np.ndarray:
     return qs
 
 
+def bag(models: list[Trees]) -> Trees:
+    """One ensemble whose margin is the mean of `models`' margins (same depth): their trees side by
+    side, every leaf divided by their number, the mean of their bases. The file format is unchanged."""
+    if not models or len({m.depth for m in models}) != 1:
+        raise ValueError("bag needs models of one depth")
+    k = len(models)
+    return Trees(models[0].depth, float(np.mean([m.base for m in models])),
+                 np.concatenate([m.feats for m in models]), np.concatenate([m.thrs for m in models]),
+                 np.concatenate([m.leaves for m in models]) / k, list(models[0].names), dict(models[0].meta))
+
+
+class Pairs:
+    """Within-group (content, non-content) row pairs for the pairwise term of `train`: every pair of a
+    group when it has at most `cap`, else `cap` pairs drawn with probability w_i * w_j. Each group's
+    pair weights sum to the group's total row weight, so a group weighs the same in both terms."""
+
+    def __init__(self, y: np.ndarray, w: np.ndarray, groups: np.ndarray, cap: int = 256, seed: int = 0):
+        rng = np.random.default_rng(seed + 7919)
+        pos, neg, wts = [], [], []
+        order = np.argsort(groups, kind="stable")
+        bounds = np.flatnonzero(np.diff(groups[order])) + 1
+        for rows in np.split(order, bounds):
+            p, q = rows[y[rows] >= 0.5], rows[y[rows] < 0.5]
+            if not len(p) or not len(q):
+                continue
+            wp, wq = w[p] / w[p].sum(), w[q] / w[q].sum()
+            if len(p) * len(q) <= cap:
+                i, j = np.repeat(p, len(q)), np.tile(q, len(p))
+                pw = np.outer(wp, wq).ravel()
+            else:
+                i, j = rng.choice(p, cap, p=wp), rng.choice(q, cap, p=wq)
+                pw = np.full(cap, 1.0 / cap)
+            pos.append(i)
+            neg.append(j)
+            wts.append(pw * w[rows].sum())
+        self.i = np.concatenate(pos) if pos else np.zeros(0, dtype=np.int64)
+        self.j = np.concatenate(neg) if neg else np.zeros(0, dtype=np.int64)
+        self.w = np.concatenate(wts) if wts else np.zeros(0)
+
+    def grad_hess(self, margin: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and (diagonal) hessian per row of sum w_ij log(1 + exp(-(m_i - m_j)))."""
+        rho = 1.0 / (1.0 + np.exp(margin[self.i] - margin[self.j]))   # sigmoid(-(m_i - m_j))
+        g, h = rho * self.w, rho * (1 - rho) * self.w
+        return (np.bincount(self.j, g, minlength=n) - np.bincount(self.i, g, minlength=n),
+                np.bincount(self.i, h, minlength=n) + np.bincount(self.j, h, minlength=n))
+
+    def loss(self, margin: np.ndarray) -> float:
+        return float((self.w * np.logaddexp(0.0, -(margin[self.i] - margin[self.j]))).sum())
+
+
 def _best_splits(gh: np.ndarray, hh: np.ndarray, n_edges: np.ndarray, usable: np.ndarray, min_hess: float,
                  l2: float) -> tuple[np.ndarray, np.ndarray]:
     """(feature, bin) of the best split of each node of a level from its gradient and hessian
@@ -87,75 +137,91 @@ def _best_splits(gh: np.ndarray, hh: np.ndarray, n_edges: np.ndarray, usable: np
     return arg // B, np.where(best_gain > 1e-12, arg % B, -1)
 
 
+def _grow(g: np.ndarray, h: np.ndarray, XbT: np.ndarray, edges: list, n_edges: np.ndarray, usable: np.ndarray,
+          depth: int, min_hess: float, l2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One tree on the given rows' gradients: (split features, split thresholds, leaf G, leaf H)."""
+    n_rows, nf = XbT.shape[1], XbT.shape[0]
+    B = max(len(e) for e in edges) + 1
+    inner = 2 ** depth - 1
+    F, T = np.zeros(inner, dtype=np.int64), np.full(inner, np.inf)
+    node = np.zeros(n_rows, dtype=np.int32)       # node index within the level
+    idx = np.arange(n_rows)
+    for level in range(depth):
+        width = 2 ** level
+        # histograms (nf, width, B) of gradient and hessian; a right child's are its parent's minus
+        # its left sibling's, so only the left children's rows are counted
+        if level == 0:
+            gh = np.stack([np.bincount(XbT[j], g, minlength=B) for j in range(nf)])[:, None, :]
+            hh = np.stack([np.bincount(XbT[j], h, minlength=B) for j in range(nf)])[:, None, :]
+        else:
+            left = idx[(node & 1) == 0]
+            keyB = (node[left] >> 1) * B
+            gl, hl, xl = g[left], h[left], XbT[:, left]
+            half = width // 2
+            lg = np.stack([np.bincount(keyB + xl[j], gl, minlength=half * B) for j in range(nf)]).reshape(nf, half, B)
+            lh = np.stack([np.bincount(keyB + xl[j], hl, minlength=half * B) for j in range(nf)]).reshape(nf, half, B)
+            gh = np.empty((nf, width, B))
+            hh = np.empty((nf, width, B))
+            gh[:, 0::2], gh[:, 1::2] = lg, prev_g - lg
+            hh[:, 0::2], hh[:, 1::2] = lh, prev_h - lh
+        prev_g, prev_h = gh, hh
+        best_f, best_b = _best_splits(gh, hh, n_edges, usable, min_hess, l2)
+        for m in range(width):
+            pos = width - 1 + m
+            if best_b[m] >= 0:
+                F[pos] = best_f[m]
+                T[pos] = edges[best_f[m]][best_b[m]]
+        split = best_b[node] >= 0
+        go_right = (XbT[best_f[node], idx] > best_b[node]) & split
+        node = 2 * node + go_right
+    return F, T, np.bincount(node, g, minlength=2 ** depth), np.bincount(node, h, minlength=2 ** depth)
+
+
 def train(X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, trees: int = 150, depth: int = 4,
           lr: float = 0.1, bins: int = 32, l2: float = 1.0, min_hess: float = 1.0, subsample: float = 0.7,
-          seed: int = 0, names: list[str] | None = None, log=None, colsample: float = 1.0) -> Trees:
-    """Fit `trees` trees of `depth` on features X (n, f), labels y in {0,1}, weights w. Deterministic for a seed.
+          seed: int = 0, names: list[str] | None = None, log=None, colsample: float = 1.0,
+          objective: str = "logloss", groups: np.ndarray | None = None, pairwise: float = 1.0,
+          pair_cap: int = 256) -> Trees:
+    """Fit `trees` trees of `depth` on features X (n, f), labels y in [0,1], weights w. Deterministic for a seed.
     colsample: share of the features each tree may split on (a fresh draw per tree), so no single
-    feature carries the whole model."""
+    feature carries the whole model. objective "logloss+pairwise": weighted log-loss plus `pairwise` x
+    a RankNet term over (y >= 0.5, y < 0.5) row pairs within each of `groups` (e.g. the page of a
+    block; see `Pairs`), so rows are also ranked against their group while the scores stay probabilities."""
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, nf = X.shape
     w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    if objective not in ("logloss", "logloss+pairwise"):
+        raise ValueError(f"unknown objective {objective!r}")
+    pairs = Pairs(y, w, np.asarray(groups), pair_cap, seed) if objective != "logloss" else None
     edges = [_bin_edges(X[:, j], bins) for j in range(nf)]
     # bins feature-major (one contiguous row per feature): the histogram loop reads one feature at a time
     XbT = np.stack([np.searchsorted(edges[j], X[:, j], side="left") for j in range(nf)]).astype(np.int32)
-    B = max(len(e) for e in edges) + 1
     n_edges = np.array([len(e) for e in edges])
     prior = float(np.clip((w * y).sum() / w.sum(), 1e-6, 1 - 1e-6))
     base = float(np.log(prior / (1 - prior)))
     margin = np.full(n, base)
     rng = np.random.default_rng(seed)
-    inner = 2 ** depth - 1
-    F = np.zeros((trees, inner), dtype=np.int64)
-    T = np.full((trees, inner), np.inf)
+    F = np.zeros((trees, 2 ** depth - 1), dtype=np.int64)
+    T = np.full((trees, 2 ** depth - 1), np.inf)
     L = np.zeros((trees, 2 ** depth))
     for t in range(trees):
         p = 1.0 / (1.0 + np.exp(-margin))
         g = (p - y) * w
         h = np.maximum(p * (1 - p), 1e-6) * w
+        if pairs is not None:
+            pg, ph = pairs.grad_hess(margin, n)
+            g, h = g + pairwise * pg, h + pairwise * ph
         rows = np.flatnonzero(rng.random(n) < subsample) if subsample < 1 else np.arange(n)
         usable = n_edges > 0
         if colsample < 1:
             usable = usable & (rng.random(nf) < colsample)
-        node = np.zeros(len(rows), dtype=np.int32)       # node index within the level
-        gs, hs, xb = g[rows], h[rows], XbT[:, rows]
-        idx = np.arange(len(rows))
-        for level in range(depth):
-            width = 2 ** level
-            # histograms (nf, width, B) of gradient and hessian; a right child's are its parent's minus
-            # its left sibling's, so only the left children's rows are counted
-            if level == 0:
-                gh = np.stack([np.bincount(xb[j], gs, minlength=B) for j in range(nf)])[:, None, :]
-                hh = np.stack([np.bincount(xb[j], hs, minlength=B) for j in range(nf)])[:, None, :]
-            else:
-                left = idx[(node & 1) == 0]
-                keyB = (node[left] >> 1) * B
-                gl, hl, xl = gs[left], hs[left], xb[:, left]
-                half = width // 2
-                lg = np.stack([np.bincount(keyB + xl[j], gl, minlength=half * B) for j in range(nf)]).reshape(nf, half, B)
-                lh = np.stack([np.bincount(keyB + xl[j], hl, minlength=half * B) for j in range(nf)]).reshape(nf, half, B)
-                gh = np.empty((nf, width, B))
-                hh = np.empty((nf, width, B))
-                gh[:, 0::2], gh[:, 1::2] = lg, prev_g - lg
-                hh[:, 0::2], hh[:, 1::2] = lh, prev_h - lh
-            prev_g, prev_h = gh, hh
-            best_f, best_b = _best_splits(gh, hh, n_edges, usable, min_hess, l2)
-            for m in range(width):
-                pos = width - 1 + m
-                if best_b[m] >= 0:
-                    F[t, pos] = best_f[m]
-                    T[t, pos] = edges[best_f[m]][best_b[m]]
-            split = best_b[node] >= 0
-            go_right = (xb[best_f[node], idx] > best_b[node]) & split
-            node = 2 * node + go_right
-        G = np.bincount(node, gs, minlength=2 ** depth)
-        H = np.bincount(node, hs, minlength=2 ** depth)
+        F[t], T[t], G, H = _grow(g[rows], h[rows], XbT[:, rows], edges, n_edges, usable, depth, min_hess, l2)
         L[t] = -lr * G / (H + l2)
-        part = Trees(depth, 0.0, F[t:t + 1], T[t:t + 1], L[t:t + 1])
-        margin += part.margin(X)
+        margin += Trees(depth, 0.0, F[t:t + 1], T[t:t + 1], L[t:t + 1]).margin(X)
         if log and (t + 1) % 25 == 0:
-            p = np.clip(1.0 / (1.0 + np.exp(-margin)), 1e-9, 1 - 1e-9)
-            loss = -(w * (y * np.log(p) + (1 - y) * np.log(1 - p))).sum() / w.sum()
-            log(f"tree {t + 1}/{trees}: weighted log-loss {loss:.4f}")
+            pc = np.clip(1.0 / (1.0 + np.exp(-margin)), 1e-9, 1 - 1e-9)
+            loss = -(w * (y * np.log(pc) + (1 - y) * np.log(1 - pc))).sum() / w.sum()
+            extra = f", pairwise {pairs.loss(margin) / w.sum():.4f}" if pairs is not None else ""
+            log(f"tree {t + 1}/{trees}: weighted log-loss {loss:.4f}{extra}")
     return Trees(depth, base, F, T, L, list(names or []))

@@ -28,6 +28,14 @@ def configure(p) -> None:
                    "their neighbours' out-of-fold scores (off by default: it did not help in cross-validation)")
     p.add_argument("--vote", choices=("full", "fast"), default="full",
                    help="trafilatura vote the features use: full (with its fallback extractors) or fast")
+    p.add_argument("--bag", type=int, default=1, metavar="K",
+                   help="average K fits with row-subsample seeds SEED*K .. SEED*K+K-1 into one ensemble (K x the "
+                        "trees, and K x the model's time per page)")
+    p.add_argument("--labels", choices=("hard", "soft", "mix"), default="hard",
+                   help="block labels: hard (main content or not), soft (share of the block's words in the "
+                        "truth), mix (hard for blocks of 8+ words, soft for shorter ones)")
+    p.add_argument("--pairwise", type=float, default=0.0, metavar="LAMBDA",
+                   help="add LAMBDA x a within-page pairwise (RankNet) term to the log-loss; 0 = log-loss only")
 
 
 def run(args, beam_args) -> int:
@@ -41,7 +49,8 @@ def run(args, beam_args) -> int:
     try:
         train_extractor(args.data, args.out, trees=args.trees, depth=args.depth, seed=args.seed, limit=args.limit,
                         folds=args.folds, stage2=args.stage2 and args.folds >= 2,
-                        vote_fast=args.vote == "fast",
+                        vote_fast=args.vote == "fast", bag=args.bag, labels=args.labels,
+                        **({"objective": "logloss+pairwise", "pairwise": args.pairwise} if args.pairwise > 0 else {}),
                         log=lambda m: print(m, flush=True))
     except (FileNotFoundError, ValueError) as e:
         raise CidermillError(str(e)) from None

@@ -123,3 +123,49 @@ def test_shipped_model_loads_and_keeps_forum_replies():
     for c in CONTENT:
         assert c in ex.text
     assert "Forum 3" not in ex.text
+
+
+def _folder(tmp_path, n: int = 8):
+    data = tmp_path / "dev"
+    (data / "html").mkdir(parents=True)
+    (data / "ground-truth").mkdir()
+    domains = [d for d in (f"orchard{i}.example" for i in range(60)) if split_of(d) == "tune"][:n]
+    files = {}
+    for i, dom in enumerate(domains):
+        fid = f"{i:04d}"
+        html, truth = _page(i)
+        (data / "html" / f"{fid}.html").write_text(html, encoding="utf-8")
+        (data / "ground-truth" / f"{fid}.json").write_text(json.dumps(
+            {"url": f"https://{dom}/a", "ground_truth": {"main_content": truth}}), encoding="utf-8")
+        files[fid] = {"page_type": "article", "domain": dom}
+    (data / "metadata-dev.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    return data
+
+
+def test_soft_and_mixed_labels():
+    from crawl.extract_train import labels_of
+    html, truth = _page(3)
+    blocks = page_blocks(html, "https://orchard3.example/a").seg.blocks
+    hard, soft, mix = (labels_of(blocks, truth, k) for k in ("hard", "soft", "mix"))
+    assert ((0 <= soft) & (soft <= 1)).all() and set(np.unique(hard)) <= {0.0, 1.0}
+    assert (soft[hard == 1] == 1).all()             # a block found in the truth has all its words there
+    long = np.array([len(b.words) >= 8 for b in blocks])
+    assert (mix[long] == hard[long]).all() and (mix[~long] == soft[~long]).all()
+    assert (soft > hard).any()                      # "Section 3" style links share a word with the truth
+    with pytest.raises(ValueError):
+        labels_of(blocks, truth, "fuzzy")
+
+
+def test_train_extractor_bag_labels_and_pairwise_options(tmp_path):
+    data = _folder(tmp_path)
+    out = tmp_path / "bag.json"
+    assert cli_main(["train-extractor", "--data", str(data), "--out", str(out), "--trees", "5", "--depth", "3",
+                     "--folds", "2", "--bag", "2", "--labels", "mix", "--pairwise", "1"]) == 0
+    model = BlockModel.load(str(out))
+    meta = model.meta
+    assert meta["bag"] == 2 and meta["labels"] == "mix" and meta["objective"] == "logloss+pairwise"
+    assert model.stage1.feats.shape[0] == 10 and model.stage2 is None     # 2 x 5 trees in one ensemble
+    plain = tmp_path / "plain.json"
+    assert cli_main(["train-extractor", "--data", str(data), "--out", str(plain), "--trees", "5", "--depth", "3",
+                     "--folds", "2"]) == 0
+    assert not {"bag", "labels", "objective", "pairwise"} & set(BlockModel.load(str(plain)).meta)
