@@ -10,7 +10,9 @@ content into the placeholder's place, so a visitor sees it there.
 A reader of the static HTML (this crawler, without rendering) would otherwise see that content
 as hidden and drop it, losing whole articles. `apply_streamed_swaps` performs the same moves on the
 lxml tree, in script order (a later swap can fill a placeholder that an earlier one brought in).
-It executes nothing: it reads the call's two ids with a regular expression. A boundary's fallback
+It executes nothing: it reads the call's two ids with a regular expression. A saved copy of a
+page sometimes lacks the inline scripts; a hidden `S:n` left over is then moved into an unused
+placeholder of the same number (`B:n`, else `P:n`), the pairing React gives them. A boundary's fallback
 (a loading skeleton) stays beside the content: the parser drops the comments that delimit it.
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 
 _CALL = re.compile(r"\$R([CRS])\(\s*\"([BSP]:[0-9a-zA-Z]+)\"\s*,\s*\"([BSP]:[0-9a-zA-Z]+)\"")
-MARKERS = (b"$RC(", b"$RS(", b"$RR(")   # a page without these has nothing to swap (cheap bytes test)
+MARKERS = (b"$RC(", b"$RS(", b"$RR(", b'id="S:', b"id='S:", b"id=S:")   # nothing to swap without these
 
 
 def _append_text(node, parent, text: str | None) -> None:
@@ -62,13 +64,20 @@ def apply_streamed_swaps(doc, raw: bytes | None = None) -> int:
     for script in doc.iter("script"):
         if script.text and "$R" in script.text:
             calls.extend(_CALL.findall(script.text))
-    if not calls:
-        return 0
     by_id = {}
     for el in doc.iter():
         i = el.get("id") if isinstance(el.tag, str) else None
         if i and len(i) > 2 and i[1] == ":" and i[0] in "BSP":
             by_id.setdefault(i, el)
+    # a saved page may have lost its inline scripts: a hidden S:n left over whose placeholder B:n or
+    # P:n is still there takes React's own pairing (the ids share their number) after the calls
+    called = {x for _, a, b in calls for x in (a, b)}
+    for i, el in list(by_id.items()):
+        if i[0] == "S" and i not in called and el.get("hidden") is not None:
+            for target in ("B" + i[1:], "P" + i[1:]):
+                if target in by_id and target not in called:
+                    calls.append(("S", i, target))
+                    break
     done = 0
     for kind, a, b in calls:
         content_id, target_id = (a, b) if kind == "S" else (b, a)

@@ -41,10 +41,14 @@ def test_streamed_page_is_extracted_and_counted_as_visible():
     assert visible > 300  # --render auto sees the article as static visible text
 
 
-def test_swaps_need_the_call_and_survive_odd_trees():
+def test_swaps_without_the_scripts_pair_ids_and_otherwise_stay_hidden():
+    # a saved copy that lost its inline scripts: React's pairing (S:n into B:n or P:n) still holds
     no_call = STREAMED.replace("$RC(\"B:0\",\"S:0\")", "").replace("$RS(\"S:1\",\"P:1\")", "")
-    doc = parse_html(no_call)
-    assert "Sentence 0" not in visible_text(doc)  # still hidden: nothing moves it
+    text = parse_html(no_call).find(".//main").text_content()
+    assert text.index("Presses") < text.index("Sentence 0") < text.index(COMMENT)
+    # no call and no placeholder of that number: nothing moves it, it stays hidden
+    lone = no_call.replace('id=\"B:0\"', 'id=\"B:3\"')
+    assert "Sentence 0" not in visible_text(parse_html(lone))
     # content that holds its own placeholder, a call naming missing ids, a swap repeated
     odd = ("<html><body><div hidden id='S:2'><p>Inner words here.</p><template id='B:2'></template></div>"
            "<script>$RC(\"B:2\",\"S:2\");$RC(\"B:2\",\"S:2\");$RS(\"S:7\",\"P:7\")</script></body></html>")
