@@ -23,9 +23,11 @@ HIDDEN_ATTR = "data-cidermill-hidden"   # set by crawl/render.py on elements the
 
 def is_hidden(el, noscript_visible: bool = False) -> bool:
     """True when this element (and so its subtree) is not drawn: not a rendered tag, `hidden`, or an
-    inline style with display:none / visibility:hidden. `noscript_visible`: read <noscript> as a
-    reader without JavaScript (a crawler reading static HTML) sees it; forum software such as
-    Discourse serves its whole thread there. A browser with scripts hides it (and render.py marks it)."""
+    inline style with display:none / visibility:hidden. An ARIA tab panel never is: the inactive
+    tabs of a tab set (code samples per language, product specs) are one click away.
+    `noscript_visible`: read <noscript> as a reader without JavaScript (a crawler reading static
+    HTML) sees it; forum software such as Discourse serves its whole thread there. A browser with
+    scripts hides it (and render.py marks it)."""
     tag = el.tag
     if not isinstance(tag, str):
         return True  # comments, processing instructions
@@ -34,6 +36,8 @@ def is_hidden(el, noscript_visible: bool = False) -> bool:
         if tag == "button":
             return not _swallowed_by_button(el)
         return not (noscript_visible and tag == "noscript")
+    if (el.get("role") or "").lower() == "tabpanel":
+        return False  # an inactive tab (ARIA tabs pattern) is one click away: content, not hidden
     if el.get("hidden") is not None or el.get(HIDDEN_ATTR) is not None:
         return True
     if (el.get("aria-hidden") or "").lower() == "true" and tag in ("div", "section", "aside"):

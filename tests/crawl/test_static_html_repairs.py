@@ -74,3 +74,16 @@ def test_button_that_swallowed_the_page_does_not_hide_it():
     # an ordinary button is still a label, not content
     plain = f"<html><body><article><p>{story}</p><button><div>Subscribe now</div></button></article></body></html>"
     assert "Subscribe now" not in visible_text(parse_html(plain))
+
+
+def test_inactive_tab_panels_are_content():
+    # the ARIA tabs pattern: one panel shown, the others hidden until their tab is clicked
+    tabs = ("<html><body><main><h1>Send a message</h1><div role='tablist'><button role='tab'>Python</button>"
+            "<button role='tab'>Node.js</button></div>"
+            "<div role='tabpanel'><pre>client.messages.create(body='Python sample for the apple cart')</pre></div>"
+            "<div role='tabpanel' hidden style='display:none'><pre>client.messages.create({body: 'Node sample "
+            "for the pear cart'})</pre></div>"
+            "<div hidden><p>A hidden store that is not a tab panel.</p></div></main></body></html>")
+    text = visible_text(parse_html(tabs))
+    assert "Python sample" in text and "Node sample for the pear cart" in text
+    assert "hidden store" not in text
