@@ -74,19 +74,7 @@ def _page(i: int) -> tuple[str, str]:
 
 
 def test_train_extractor_cli_on_a_small_folder(tmp_path, capsys):
-    data = tmp_path / "dev"
-    (data / "html").mkdir(parents=True)
-    (data / "ground-truth").mkdir()
-    domains = [d for d in (f"orchard{i}.example" for i in range(60)) if split_of(d) == "tune"][:8]
-    files = {}
-    for i, dom in enumerate(domains):
-        fid = f"{i:04d}"
-        html, truth = _page(i)
-        (data / "html" / f"{fid}.html").write_text(html, encoding="utf-8")
-        (data / "ground-truth" / f"{fid}.json").write_text(json.dumps(
-            {"url": f"https://{dom}/a", "ground_truth": {"main_content": truth}}), encoding="utf-8")
-        files[fid] = {"page_type": "article", "domain": dom}
-    (data / "metadata-dev.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    data = _folder(tmp_path)
     assert len(load_dev(str(data), part="tune")) == 8
     out = tmp_path / "model.json"
     assert cli_main(["train-extractor", "--data", str(data), "--out", str(out), "--trees", "8", "--depth", "3",
