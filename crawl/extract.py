@@ -70,23 +70,17 @@ def parse_html_checked(html: str):
         return None, None
     try:
         parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
-        doc = lxml.html.document_fromstring(data, parser=parser)
+        doc, note = lxml.html.document_fromstring(data, parser=parser), None
         if any("Excessive depth" in e.message for e in parser.error_log):
             parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
-            doc = lxml.html.document_fromstring(_FLATTEN.sub(b" ", data), parser=parser)
-            _swaps(doc, data)
-            return doc, "deep_nesting_flattened"
-        _swaps(doc, data)
-        return doc, None
+            doc, note = lxml.html.document_fromstring(_FLATTEN.sub(b" ", data), parser=parser), "deep_nesting_flattened"
     except (etree.ParserError, ValueError, etree.XMLSyntaxError):
         return None, None
-
-
-def _swaps(doc, data: bytes) -> None:
     try:
         apply_streamed_swaps(doc, data)
     except (ValueError, TypeError):  # an odd tree is read as parsed, never an error
         pass
+    return doc, note
 
 
 def parse_html(html: str):

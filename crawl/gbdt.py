@@ -138,7 +138,7 @@ def _best_splits(gh: np.ndarray, hh: np.ndarray, n_edges: np.ndarray, usable: np
 
 
 def _grow(g: np.ndarray, h: np.ndarray, XbT: np.ndarray, edges: list, n_edges: np.ndarray, usable: np.ndarray,
-          depth: int, min_hess: float, l2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+          depth: int, min_hess: float, l2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One tree on the given rows' gradients: (split features, split thresholds, leaf G, leaf H)."""
     n_rows, nf = XbT.shape[1], XbT.shape[0]
     B = max(len(e) for e in edges) + 1

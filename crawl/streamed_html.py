@@ -36,9 +36,7 @@ def _append_text(node, parent, text: str | None) -> None:
 def _replace_with_children(target, src) -> None:
     """Put src's content (text and children) where `target` is; remove `target` (its tail stays)
     and `src` (its tail stays where src was)."""
-    parent = target.getparent()
-    if parent is None:
-        return
+    parent = target.getparent()     # the caller checked it has one
     idx = parent.index(target)
     prev = parent[idx - 1] if idx > 0 else None
     _append_text(prev, parent, src.text)
