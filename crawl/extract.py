@@ -26,6 +26,7 @@ import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate
+from crawl.extract_region import main_region
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import try_canonicalize
@@ -305,13 +306,14 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
 
 
 def block_selection(blocks, prob, thr: float) -> list[bool]:
-    """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis) and
-    extended over repeated items (propagate). Training picks `thr` through this same function."""
+    """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis), extended
+    over repeated items (propagate) and held to one main region (crawl/extract_region.py). Training
+    picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
         keep[int(prob.argmax())] = bool(prob.max() > 0.05)
     keep = hysteresis(blocks, keep, prob, LOW_SHARE * thr)
-    return propagate(blocks, keep)
+    return main_region(blocks, propagate(blocks, keep))
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold

@@ -1,0 +1,44 @@
+"""One main region: the kept blocks that lie outside it are dropped.
+
+A page's main content sits under one element: the article body, the thread, the documentation
+page. What a block classifier keeps outside that element is nearly always a look-alike: the teasers
+of related stories (a headline, a date and a paragraph of prose each), a trending list, a comment
+box under a news story's sidebar. Each of them reads like content on its own; only its place in the
+page gives it away. So after the block decisions, the region is the deepest element that holds at
+least SHARE of the kept words, and a kept block outside it is dropped. When the kept words are
+spread evenly (a listing, a product page with its description and specifications in two columns)
+the region climbs to their common ancestor and nothing is dropped.
+"""
+from __future__ import annotations
+
+SHARE = 0.8     # the region holds at least this share of the kept words
+MAX_UP = 400    # ancestors walked per block (flattened 10,000-level pages stay cheap)
+
+
+def _chain(el) -> list:
+    out, a = [], el
+    while a is not None and len(out) < MAX_UP:
+        out.append(a)
+        a = a.getparent()
+    return out
+
+
+def main_region(blocks, keep: list[bool], share: float = SHARE) -> list[bool]:
+    """`keep` without the kept blocks that lie outside the deepest element holding `share` of the
+    kept words (a new list; unchanged when nothing is kept)."""
+    chains = [_chain(b.el) if k else None for b, k in zip(blocks, keep)]
+    held: dict = {}
+    depth: dict = {}
+    total = 0
+    for b, ch in zip(blocks, chains):
+        if ch is None:
+            continue
+        w = len(b.words)
+        total += w
+        for k, a in enumerate(ch):
+            held[a] = held.get(a, 0) + w
+            depth[a] = len(ch) - k
+    if total == 0:
+        return list(keep)
+    root = max((a for a, w in held.items() if w >= share * total), key=lambda a: depth[a])
+    return [ch is not None and any(a is root for a in ch) for ch in chains]

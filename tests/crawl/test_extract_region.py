@@ -1,0 +1,70 @@
+"""One main region (crawl/extract_region.py): kept blocks outside the element that holds most of the
+kept words are dropped; spread content keeps its common ancestor; the extractor applies it."""
+from crawl.extract import extract_page, parse_html
+from crawl.extract_blocks import segment
+from crawl.extract_region import main_region
+
+STORY = ["The orchard cooperative pressed its first apples of the season on Monday, a week later than usual "
+         "after a cold spring delayed the blossom across the whole valley.",
+         "Members brought eleven tonnes of fruit to the press, and the juice went into oak barrels that the "
+         "cooperative bought last year from a distillery that closed down in the north.",
+         "The cider will ferment through the winter and should be ready to bottle in April, the cooperative's "
+         "chair said, adding that the yield looked better than the spring had promised.",
+         "Prices for dessert apples fell again this autumn, so more growers are sending their whole crop to "
+         "the press instead of selling it to the supermarkets in town.",
+         "The cooperative was founded forty years ago by six families who shared one hand press in a barn, "
+         "and it now counts more than two hundred members from both sides of the river.",
+         "Last winter the members voted to replace the old press with a belt press that handles twice the "
+         "fruit in a day, paid for by a loan that the bank agreed to spread over ten years.",
+         "The new press arrived in August, and the first days of the season showed that it works as promised, "
+         "although the crew still needs time to learn how to clean it quickly at night.",
+         "Visitors can watch the pressing on Saturday mornings until the end of November, and the shop next "
+         "to the barn sells last year's cider, the juice of the week and apples by the crate."]
+TEASERS = [("Bees return to the valley", "A survey of hives found colonies recovering after two hard winters "
+            "and a spring of late frosts that kept the foragers inside for weeks."),
+           ("Council votes on the river path", "The new path along the river will link the three villages and "
+            "open next summer if the council approves the last part of the budget.")]
+
+
+def _page() -> str:
+    """A story and, beside it, two teasers of other stories that read like content (in a box whose
+    class, 'post', usually marks content)."""
+    story = "".join(f"<p>{p}</p>" for p in STORY)
+    teasers = "".join(f'<div class="card"><h3>{t}</h3><p>{p}</p></div>' for t, p in TEASERS)
+    return (f"<html><head><title>Cooperative presses first apples</title></head><body><div class='wrap'>"
+            f"<div class='content'><article><h1>Cooperative presses first apples</h1>{story}</article></div>"
+            f"<div class='post'>{teasers}</div></div></body></html>")
+
+
+def test_kept_blocks_outside_the_main_region_are_dropped():
+    blocks = segment(parse_html(_page())).blocks
+    texts = [b.text for b in blocks]
+    keep = [True] * len(blocks)   # a classifier that kept everything, teasers included
+    out = main_region(blocks, keep)
+    for i, t in enumerate(texts):
+        assert out[i] == (t in STORY or t == "Cooperative presses first apples"), t
+    assert keep == [True] * len(blocks)   # a new list; the input is untouched
+
+
+def test_spread_content_keeps_its_common_ancestor_and_nothing_kept_stays_nothing():
+    two = ("<html><body><div class='cols'><div class='a'>" + "".join(f"<p>{p}</p>" for p in STORY[:2]) +
+           "</div><div class='b'>" + "".join(f"<p>{p}</p>" for p in STORY[2:]) + "</div></div></body></html>")
+    blocks = segment(parse_html(two)).blocks
+    keep = [True] * len(blocks)
+    assert main_region(blocks, keep) == keep          # 50/50: the region is the common parent
+    assert main_region(blocks, [False] * len(blocks)) == [False] * len(blocks)
+    lopsided = [b.text in STORY[:2] or b.text == STORY[2] for b in blocks]
+    out = main_region(blocks, lopsided, share=0.6)    # 2/3 of the words in column a
+    assert [b.text for b, k in zip(blocks, out) if k] == STORY[:2]
+
+
+def test_extractor_keeps_the_story_and_drops_the_teasers_beside_it(monkeypatch):
+    text = extract_page(_page(), "https://news.example/coop").text
+    for p in STORY:
+        assert p in text
+    for _, p in TEASERS:
+        assert p not in text
+    # the block model alone keeps the teasers: the region is what drops them
+    monkeypatch.setattr("crawl.extract.main_region", lambda blocks, keep: keep)
+    text = extract_page(_page(), "https://news.example/coop").text
+    assert all(p in text for _, p in TEASERS)
