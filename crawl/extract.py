@@ -313,7 +313,7 @@ def block_selection(blocks, prob, thr: float) -> list[bool]:
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
         keep[int(prob.argmax())] = bool(prob.max() > 0.05)
     keep = hysteresis(blocks, keep, prob, LOW_SHARE * thr)
-    return main_region(blocks, propagate(blocks, keep))
+    return main_region(blocks, propagate(blocks, keep), prob)
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold

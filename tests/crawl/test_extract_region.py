@@ -40,7 +40,7 @@ def test_kept_blocks_outside_the_main_region_are_dropped():
     blocks = segment(parse_html(_page())).blocks
     texts = [b.text for b in blocks]
     keep = [True] * len(blocks)   # a classifier that kept everything, teasers included
-    out = main_region(blocks, keep)
+    out = main_region(blocks, keep, [0.9] * len(blocks))
     for i, t in enumerate(texts):
         assert out[i] == (t in STORY or t == "Cooperative presses first apples"), t
     assert keep == [True] * len(blocks)   # a new list; the input is untouched
@@ -51,11 +51,24 @@ def test_spread_content_keeps_its_common_ancestor_and_nothing_kept_stays_nothing
            "</div><div class='b'>" + "".join(f"<p>{p}</p>" for p in STORY[2:]) + "</div></div></body></html>")
     blocks = segment(parse_html(two)).blocks
     keep = [True] * len(blocks)
-    assert main_region(blocks, keep) == keep          # 50/50: the region is the common parent
-    assert main_region(blocks, [False] * len(blocks)) == [False] * len(blocks)
+    prob = [0.9] * len(blocks)
+    assert main_region(blocks, keep, prob) == keep          # 50/50: the region is the common parent
+    assert main_region(blocks, [False] * len(blocks), prob) == [False] * len(blocks)
     lopsided = [b.text in STORY[:2] or b.text == STORY[2] for b in blocks]
-    out = main_region(blocks, lopsided, share=0.6)    # 2/3 of the words in column a
+    out = main_region(blocks, lopsided, prob, share=0.6)    # 2/3 of the words in column a
     assert [b.text for b, k in zip(blocks, out) if k] == STORY[:2]
+
+
+def test_the_region_holds_the_surest_block_so_a_long_thread_does_not_push_out_its_story():
+    html = ("<html><body><div class='page'><article><p>" + STORY[0] + "</p></article><div class='thread'>" +
+            "".join(f"<p>{p}</p>" for p in STORY[1:]) + "</div></div></body></html>")
+    blocks = segment(parse_html(html)).blocks
+    keep = [True] * len(blocks)
+    story_surest = [0.95 if b.text == STORY[0] else 0.6 for b in blocks]
+    assert main_region(blocks, keep, story_surest) == keep   # the region climbs to hold both
+    thread_surest = [0.95 if b.text == STORY[1] else 0.6 for b in blocks]
+    out = main_region(blocks, keep, thread_surest)           # the story is the look-alike here
+    assert [b.text for b, k in zip(blocks, out) if k] == STORY[1:]
 
 
 def test_extractor_keeps_the_story_and_drops_the_teasers_beside_it(monkeypatch):
@@ -65,6 +78,6 @@ def test_extractor_keeps_the_story_and_drops_the_teasers_beside_it(monkeypatch):
     for _, p in TEASERS:
         assert p not in text
     # the block model alone keeps the teasers: the region is what drops them
-    monkeypatch.setattr("crawl.extract.main_region", lambda blocks, keep: keep)
+    monkeypatch.setattr("crawl.extract.main_region", lambda blocks, keep, prob: keep)
     text = extract_page(_page(), "https://news.example/coop").text
     assert all(p in text for _, p in TEASERS)
