@@ -363,8 +363,9 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
             at = n + (1 if parts else 0)
             starts.append(at)
             if k:
-                parts.append(blk.text)
-                n = at + len(blk.text)
+                shown = blk.shown or blk.text
+                parts.append(shown)
+                n = at + len(shown)
         starts.append(n + (1 if parts else 0))
         ex.text = "\n".join(parts)
         if not ex.text and not ex.error:  # recorded in the crawl log's detail

@@ -90,6 +90,7 @@ class Block:
     link_chars: int = 0
     words: list[str] = field(default_factory=list)
     norm: str = ""
+    shown: str | None = None      # the text as emitted when it differs from `text`: a <pre> keeps its layout
 
 
 @dataclass
@@ -124,6 +125,17 @@ def _ident_words(ident: str) -> tuple[bool, bool, bool]:
     return bool(_NEG.search(ident)), bool(_POS.search(ident)), bool(_TALK.search(ident))
 
 
+def preformatted(raw: str) -> str:
+    """A <pre> block's text as the browser shows it: indentation, alignment and blank lines kept
+    (code and patches mean nothing without them); only line ends and trailing spaces normalised."""
+    lines = [x.replace("\u00a0", " ").rstrip() for x in raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
 def segment(doc, max_blocks: int = 20_000) -> Segmented:
     """Cut the body of an lxml document into blocks (document order)."""
     body = doc.find("body") if doc.tag == "html" else doc
@@ -145,12 +157,15 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
 
     def flush() -> None:
         if buf:
-            text = _WS.sub(" ", "".join(buf)).strip()
+            raw = "".join(buf)
+            text = _WS.sub(" ", raw).strip()
             text = "\n".join(x.strip() for x in text.split("\n") if x.strip())
             if text and _WORD.search(text) and len(blocks) < max_blocks:
                 el, ctx = owners[-1]
                 words = _WORD.findall(text.lower())
-                blocks.append(Block(text, el, ctx, min(link[1], len(text)), words, " ".join(words)))
+                shown = preformatted(raw) if "pre" in ctx.marks else None
+                blocks.append(Block(text, el, ctx, min(link[1], len(text)), words, " ".join(words),
+                                    shown if shown != text else None))
         buf.clear()
         link[1] = 0
 

@@ -87,3 +87,20 @@ def test_render_policy():
     assert render_reason("<p>" + "words " * 100 + "</p>", "auto") is None
     assert render_reason("<p>hi</p><script>x()</script>", "auto") == "little_text"
     assert render_reason("<p>hi</p>", "never") is None and render_reason("<p>hi</p>", "always") == "always"
+
+
+CODE = """def press(season):
+    for day in season.days:
+        if day.weekday in ("tue", "fri"):
+\t\t\treturn weekly(day)
+
+    return None"""
+
+
+def test_preformatted_code_keeps_its_indentation_and_blank_lines():
+    html = (f"<html><body><article><h1>Pressing on a schedule</h1><p>{P1}</p><p>{P2}</p>"
+            f"<pre><code class='language-python'>\n{CODE.replace('<', '&lt;')}\n\n</code></pre>"
+            f"<p>{P3} The <code>press</code>   function   returns None.</p></article></body></html>")
+    ex = extract_page(html, "http://x.test/code.html")
+    assert CODE in ex.text                        # spaces, tabs and the blank line as written
+    assert f"{P3} The press function returns None." in ex.text   # prose around inline code still folds spaces
