@@ -49,6 +49,7 @@ _POS = re.compile(r"content|article|post|entry|main|body|text|story|prose|markdo
 _TALK = re.compile(r"comment|reply|replies|answer|discussion|forum|thread|message|review|post(?:$|[\W_]|s)", re.I)
 _WORD = re.compile(r"\w+")
 _WS = re.compile(r"[ \t\r\f\v\u00a0]+")
+_BR = "\u2028"   # a <br> in the block buffer; a newline there is only the HTML source's line wrap
 _PUNCT = re.compile(r"[.,;:!?]")
 
 FEATURES: tuple[str, ...] = (
@@ -158,12 +159,12 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
     def flush() -> None:
         if buf:
             raw = "".join(buf)
-            text = _WS.sub(" ", raw).strip()
+            text = _WS.sub(" ", raw.replace("\n", " ").replace(_BR, "\n")).strip()
             text = "\n".join(x.strip() for x in text.split("\n") if x.strip())
             if text and _WORD.search(text) and len(blocks) < max_blocks:
                 el, ctx = owners[-1]
                 words = _WORD.findall(text.lower())
-                shown = preformatted(raw) if "pre" in ctx.marks else None
+                shown = preformatted(raw.replace(_BR, "\n")) if "pre" in ctx.marks else None
                 blocks.append(Block(text, el, ctx, min(link[1], len(text)), words, " ".join(words),
                                     shown if shown != text else None))
         buf.clear()
@@ -196,7 +197,7 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
             if buf and "".join(buf).strip():
                 buf.append(" | ")
         elif tag == "br":
-            buf.append("\n")
+            buf.append(_BR)
         elif tag == "img":
             images.append((len(blocks), el, my))
         elif tag == "a":

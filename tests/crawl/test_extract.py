@@ -104,3 +104,12 @@ def test_preformatted_code_keeps_its_indentation_and_blank_lines():
     ex = extract_page(html, "http://x.test/code.html")
     assert CODE in ex.text                        # spaces, tabs and the blank line as written
     assert f"{P3} The press function returns None." in ex.text   # prose around inline code still folds spaces
+
+
+def test_source_line_wraps_are_spaces_and_br_is_a_line_break():
+    wrapped = P1.replace(" which ", "\n   which ").replace(" across ", "\r\nacross ")
+    html = (f"<html><body><article><h1>Apples</h1><p>{wrapped}</p><p>{P2}</p>"
+            f"<p>{P3}</p><p>Orchard Lane 4<br>Caen<br/>Normandy</p></article></body></html>")
+    text = extract_page(html, "http://x.test/wrap.html").text
+    assert P1 in text.split("\n")                      # one line, as a browser lays it out
+    assert "Orchard Lane 4\nCaen\nNormandy" in text    # <br> still breaks the line
