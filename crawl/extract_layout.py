@@ -38,6 +38,15 @@ def tag_path(el) -> str:
     return "/".join(out)
 
 
+def ancestors(el) -> list:
+    """`el` and its ancestors, nearest first (at most MAX_UP of them)."""
+    out, a = [], el
+    while a is not None and len(out) < MAX_UP:
+        out.append(a)
+        a = a.getparent()
+    return out
+
+
 def _root(blocks, weights, share: float):
     """The deepest element holding at least `share` of the weighted words (None if no weight)."""
     total = sum(weights)
@@ -48,10 +57,7 @@ def _root(blocks, weights, share: float):
     for b, w in zip(blocks, weights):
         if w <= 0:
             continue
-        chain, a = [], b.el
-        while a is not None and len(chain) < MAX_UP:
-            chain.append(a)
-            a = a.getparent()
+        chain = ancestors(b.el)
         for k, a in enumerate(chain):
             acc[a] = acc.get(a, 0.0) + w
             depth[a] = len(chain) - k

@@ -13,22 +13,15 @@ common ancestor and nothing is dropped.
 """
 from __future__ import annotations
 
+from crawl.extract_layout import ancestors
+
 SHARE = 0.8     # the region holds at least this share of the kept words
-MAX_UP = 400    # ancestors walked per block (flattened 10,000-level pages stay cheap)
-
-
-def _chain(el) -> list:
-    out, a = [], el
-    while a is not None and len(out) < MAX_UP:
-        out.append(a)
-        a = a.getparent()
-    return out
 
 
 def main_region(blocks, keep: list[bool], prob, share: float = SHARE) -> list[bool]:
     """`keep` without the kept blocks that lie outside the deepest element holding `share` of the
     kept words and the kept block of highest `prob` (a new list; unchanged when nothing is kept)."""
-    chains = [_chain(b.el) if k else None for b, k in zip(blocks, keep)]
+    chains = [ancestors(b.el) if k else None for b, k in zip(blocks, keep)]
     held: dict = {}
     total = 0
     for b, ch in zip(blocks, chains):
