@@ -10,29 +10,58 @@ it is dropped. The second condition keeps a story whose comment thread outweighs
 then climbs to the element holding both. When the kept words are spread evenly (a listing, a
 product page with its description and specifications in two columns) the region climbs to their
 common ancestor and nothing is dropped.
+
+Teasers do not vote on where the region is. A news page often carries more teaser words than story
+words (a "more stories" rail of thirty headlines with a paragraph each), and then the share alone
+would climb past the story to the whole page. A teaser is an item of a repeated structure (the
+items crawl/extract_groups.py finds) that opens with a headline link: a block of at least
+TEASER_HEAD_WORDS words, mostly link text. Its words count for nothing in the share unless the
+surest block is itself in such an item, as on a listing page, where the items are the content.
 """
 from __future__ import annotations
 
+from crawl.extract_groups import item_of
 from crawl.extract_layout import ancestors
 
-SHARE = 0.8     # the region holds at least this share of the kept words
+SHARE = 0.8                 # the region holds at least this share of the kept words
+TEASER_HEAD_WORDS = 4       # a headline, not a user name or a "View details" button ...
+TEASER_HEAD_LINKS = 0.8     # ... that is mostly link text
+
+
+def teasers(blocks) -> list[bool]:
+    """Per block: whether it lies in a repeated item whose first block is a headline link."""
+    cache: dict = {}
+    items: dict[int, list[int]] = {}
+    for i, b in enumerate(blocks):
+        hit = item_of(b.el, cache)
+        if hit is not None:
+            items.setdefault(id(hit[0]), []).append(i)
+    out = [False] * len(blocks)
+    for idx in items.values():
+        head = blocks[idx[0]]
+        if len(head.words) >= TEASER_HEAD_WORDS and head.link_chars >= TEASER_HEAD_LINKS * len(head.text):
+            for i in idx:
+                out[i] = True
+    return out
 
 
 def main_region(blocks, keep: list[bool], prob, share: float = SHARE) -> list[bool]:
     """`keep` without the kept blocks that lie outside the deepest element holding `share` of the
-    kept words and the kept block of highest `prob` (a new list; unchanged when nothing is kept)."""
+    kept words (teasers' words not counted, see above) and the kept block of highest `prob` (a new
+    list; unchanged when nothing is kept)."""
+    kept = [i for i, k in enumerate(keep) if k]
+    if not kept:
+        return list(keep)
+    surest = max(kept, key=lambda i: prob[i])
+    teaser = teasers(blocks)
+    discount = not teaser[surest]   # on a listing the items are the content and keep their weight
     chains = [ancestors(b.el) if k else None for b, k in zip(blocks, keep)]
     held: dict = {}
     total = 0
-    for b, ch in zip(blocks, chains):
-        if ch is None:
-            continue
-        w = len(b.words)
+    for i in kept:
+        w = 0 if discount and teaser[i] else len(blocks[i].words)
         total += w
-        for a in ch:
+        for a in chains[i]:
             held[a] = held.get(a, 0) + w
-    if total == 0:
-        return list(keep)
-    surest = max((i for i, ch in enumerate(chains) if ch is not None), key=lambda i: prob[i])
     root = next((a for a in chains[surest] if held[a] >= share * total), chains[surest][-1])
     return [ch is not None and any(a is root for a in ch) for ch in chains]

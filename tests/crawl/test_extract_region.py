@@ -2,7 +2,7 @@
 kept words are dropped; spread content keeps its common ancestor; the extractor applies it."""
 from crawl.extract import extract_page, parse_html
 from crawl.extract_blocks import segment
-from crawl.extract_region import main_region
+from crawl.extract_region import main_region, teasers
 
 STORY = ["The orchard cooperative pressed its first apples of the season on Monday, a week later than usual "
          "after a cold spring delayed the blossom across the whole valley.",
@@ -81,3 +81,37 @@ def test_extractor_keeps_the_story_and_drops_the_teasers_beside_it(monkeypatch):
     monkeypatch.setattr("crawl.extract.main_region", lambda blocks, keep, prob: keep)
     text = extract_page(_page(), "https://news.example/coop").text
     assert all(p in text for _, p in TEASERS)
+
+
+RAIL = [f"Headline number {n} about the valley and its people" for n in range(30)]
+
+
+def _rail_page(rail_first: bool = False) -> str:
+    """A story and a 'more stories' rail that outweighs it: thirty items, each a headline link and a
+    paragraph of prose."""
+    story = "<article>" + "".join(f"<p>{p}</p>" for p in STORY[:3]) + "</article>"
+    rail = "<div class='rail'>" + "".join(
+        f"<div class='item'><h4><a href='/s/{n}'>{h}</a></h4><p>{TEASERS[n % 2][1]}</p></div>"
+        for n, h in enumerate(RAIL)) + "</div>"
+    return f"<html><body><div class='page'>{rail + story if rail_first else story + rail}</div></body></html>"
+
+
+def test_teasers_do_not_vote_so_a_long_rail_does_not_pull_the_region_off_the_story():
+    blocks = segment(parse_html(_rail_page())).blocks
+    keep = [True] * len(blocks)
+    prob = [0.95 if b.text in STORY else 0.7 for b in blocks]
+    rail_words = sum(len(b.words) for b in blocks if b.text not in STORY)
+    assert rail_words > 2 * sum(len(b.words) for b in blocks if b.text in STORY)   # share alone would climb
+    out = main_region(blocks, keep, prob)
+    assert [b.text for b, k in zip(blocks, out) if k] == STORY[:3]
+
+
+def test_on_a_listing_the_items_are_the_content_and_keep_their_weight():
+    blocks = segment(parse_html(_rail_page(rail_first=True))).blocks
+    keep = [True] * len(blocks)
+    prob = [0.95 if b.text == RAIL[0] else 0.7 for b in blocks]   # the surest block is an item
+    out = main_region(blocks, keep, prob)
+    assert all(out[i] for i, b in enumerate(blocks) if b.text in RAIL)
+    short = _rail_page().replace("about the valley and its people", "")   # 'Headline number 7': a name, not a headline
+    blocks = segment(parse_html(short)).blocks
+    assert not any(teasers(blocks))
