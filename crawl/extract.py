@@ -25,7 +25,7 @@ import lxml.etree as etree
 import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
-from crawl.extract_groups import propagate
+from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_region import main_region
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
@@ -313,7 +313,8 @@ def block_selection(blocks, prob, thr: float) -> list[bool]:
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
         keep[int(prob.argmax())] = bool(prob.max() > 0.05)
     keep = hysteresis(blocks, keep, prob, LOW_SHARE * thr)
-    return main_region(blocks, propagate(blocks, keep), prob)
+    items = repeated_items(blocks)
+    return main_region(blocks, propagate(blocks, keep, items), prob, items=items)
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold

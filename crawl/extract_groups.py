@@ -51,8 +51,8 @@ def item_of(owner, cache: dict) -> tuple[object, tuple] | None:
     return None
 
 
-def propagate(blocks, keep: list[bool]) -> list[bool]:
-    """`keep` extended to the blocks of items like a kept one (a new list)."""
+def repeated_items(blocks) -> dict[tuple, dict[object, list[int]]]:
+    """group key -> item element -> indices of the blocks inside that item (document order)."""
     cache: dict = {}
     items: dict[tuple, dict[object, list[int]]] = {}
     for i, b in enumerate(blocks):
@@ -60,6 +60,14 @@ def propagate(blocks, keep: list[bool]) -> list[bool]:
         if hit is not None:
             el, key = hit
             items.setdefault(key, {}).setdefault(el, []).append(i)
+    return items
+
+
+def propagate(blocks, keep: list[bool], items: dict | None = None) -> list[bool]:
+    """`keep` extended to the blocks of items like a kept one (a new list); `items`: the page's
+    repeated_items when already computed."""
+    if items is None:
+        items = repeated_items(blocks)
     out = list(keep)
     for members in items.values():
         if len(members) < 2:

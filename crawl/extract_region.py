@@ -20,7 +20,7 @@ surest block is itself in such an item, as on a listing page, where the items ar
 """
 from __future__ import annotations
 
-from crawl.extract_groups import item_of
+from crawl.extract_groups import repeated_items
 from crawl.extract_layout import ancestors
 
 SHARE = 0.8                 # the region holds at least this share of the kept words
@@ -28,32 +28,30 @@ TEASER_HEAD_WORDS = 4       # a headline, not a user name or a "View details" bu
 TEASER_HEAD_LINKS = 0.8     # ... that is mostly link text
 
 
-def teasers(blocks) -> list[bool]:
-    """Per block: whether it lies in a repeated item whose first block is a headline link."""
-    cache: dict = {}
-    items: dict[int, list[int]] = {}
-    for i, b in enumerate(blocks):
-        hit = item_of(b.el, cache)
-        if hit is not None:
-            items.setdefault(id(hit[0]), []).append(i)
+def teasers(blocks, items: dict | None = None) -> list[bool]:
+    """Per block: whether it lies in a repeated item whose first block is a headline link; `items`:
+    the page's repeated_items when already computed."""
+    if items is None:
+        items = repeated_items(blocks)
     out = [False] * len(blocks)
-    for idx in items.values():
-        head = blocks[idx[0]]
-        if len(head.words) >= TEASER_HEAD_WORDS and head.link_chars >= TEASER_HEAD_LINKS * len(head.text):
-            for i in idx:
-                out[i] = True
+    for members in items.values():
+        for idx in members.values():
+            head = blocks[idx[0]]
+            if len(head.words) >= TEASER_HEAD_WORDS and head.link_chars >= TEASER_HEAD_LINKS * len(head.text):
+                for i in idx:
+                    out[i] = True
     return out
 
 
-def main_region(blocks, keep: list[bool], prob, share: float = SHARE) -> list[bool]:
+def main_region(blocks, keep: list[bool], prob, share: float = SHARE, items: dict | None = None) -> list[bool]:
     """`keep` without the kept blocks that lie outside the deepest element holding `share` of the
     kept words (teasers' words not counted, see above) and the kept block of highest `prob` (a new
-    list; unchanged when nothing is kept)."""
+    list; unchanged when nothing is kept). `items`: the page's repeated_items when already computed."""
     kept = [i for i, k in enumerate(keep) if k]
     if not kept:
         return list(keep)
     surest = max(kept, key=lambda i: prob[i])
-    teaser = teasers(blocks)
+    teaser = teasers(blocks, items)
     discount = not teaser[surest]   # on a listing the items are the content and keep their weight
     chains = [ancestors(b.el) if k else None for b, k in zip(blocks, keep)]
     held: dict = {}

@@ -78,7 +78,7 @@ def test_extractor_keeps_the_story_and_drops_the_teasers_beside_it(monkeypatch):
     for _, p in TEASERS:
         assert p not in text
     # the block model alone keeps the teasers: the region is what drops them
-    monkeypatch.setattr("crawl.extract.main_region", lambda blocks, keep, prob: keep)
+    monkeypatch.setattr("crawl.extract.main_region", lambda blocks, keep, prob, **kw: keep)
     text = extract_page(_page(), "https://news.example/coop").text
     assert all(p in text for _, p in TEASERS)
 
