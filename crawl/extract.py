@@ -29,7 +29,7 @@ from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_region import main_region
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
-from crawl.urls import try_canonicalize
+from crawl.urls import LinkResolver, try_canonicalize
 from crawl.visibility import drop_hidden
 
 CONTEXT_CHARS = 300
@@ -138,11 +138,12 @@ def _dom_images(doc, base: str) -> list[dict[str, Any]]:
 
 def _links(doc, base: str) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
     links, seen, bad = [], set(), []
+    resolve = LinkResolver(base)
     for a in doc.iter("a", "area"):
         href = (a.get("href") or "").strip()
         if not href or href.startswith("#"):
             continue
-        url, why = try_canonicalize(href, base)
+        url, why = resolve(href)
         if url is None:
             if why != "bad_scheme" and len(bad) < 50 and (href[:300], why) not in bad:  # mailto: etc. are fine
                 bad.append((href[:300], why))

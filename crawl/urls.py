@@ -92,6 +92,46 @@ def try_canonicalize(url: str, base: str | None = None) -> tuple[str | None, str
         return None, e.reason
 
 
+_SITE_LINKS: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
+SITE_LINKS_MAX = 1 << 15   # entries kept across pages before the memo starts afresh
+
+
+class LinkResolver:
+    """try_canonicalize(href, base) for the links of one page, memoised.
+
+    A link that does not depend on the page's path (absolute `http(s)://`, protocol-relative
+    `//host`, or root-relative `/path`) resolves the same way on every page of a site: urljoin
+    reads only the base's scheme and host for it. Those are kept across pages, keyed by the page's
+    scheme and host, so the navigation every page of a site repeats is canonicalised once per
+    process; any other link is kept for this page only. The results are exactly try_canonicalize's."""
+
+    def __init__(self, base: str | None):
+        self.base = base
+        self.local: dict[str, tuple[str | None, str | None]] = {}
+        try:
+            parts = urlsplit(base) if base else None
+        except ValueError:
+            parts = None
+        self.site = (parts.scheme, parts.netloc) if parts is not None else None
+
+    def __call__(self, href: str) -> tuple[str | None, str | None]:
+        hit = self.local.get(href)
+        if hit is not None:
+            return hit
+        key = None
+        if self.site is not None and (href[:1] == "/" or href[:8].lower().startswith(("http://", "https://"))):
+            key = (*self.site, href)
+            hit = _SITE_LINKS.get(key)
+        if hit is None:
+            hit = try_canonicalize(href, self.base)
+            if key is not None:
+                if len(_SITE_LINKS) >= SITE_LINKS_MAX:
+                    _SITE_LINKS.clear()
+                _SITE_LINKS[key] = hit
+        self.local[href] = hit
+        return hit
+
+
 def authority_of(url: str) -> str:
     """host[:port] of a canonical URL (its authority, default port dropped): the unit of
     politeness, crawl slots and the `host` column of pages and crawl logs."""

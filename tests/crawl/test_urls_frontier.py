@@ -1,7 +1,8 @@
 """URL canonicalisation, trap heuristics, priorities and the frontier's budgets (pure Python)."""
 from crawl.frontier import Frontier, FrontierConfig, url_template
 from crawl.priority import priority, trap_reason
-from crawl.urls import authority_of, canonicalize, hostname_of, try_canonicalize
+import crawl.urls as urls
+from crawl.urls import LinkResolver, authority_of, canonicalize, hostname_of, try_canonicalize
 
 
 def test_authority_keeps_the_port_hostname_does_not():
@@ -31,6 +32,22 @@ def test_bad_urls_are_reasons_not_exceptions():
              "http://x.com/" + "a" * 3000: "invalid_url"}
     for raw, reason in cases.items():
         assert try_canonicalize(raw) == (None, reason), raw
+
+
+def test_link_resolver_gives_try_canonicalize_results_and_shares_only_path_independent_links():
+    hrefs = ["/a/../b?utm_source=x", "//other.example/p", "HTTPS://Example.com:443/x#f", "rel/page", "../up",
+             "?q=1", "/\\\\evil.example/x", "\\\\x", "javascript:void(0)", "http:rel", "http://[::1/", "/a b", ""]
+    bases = ["http://site.example/dir/one.html", "http://site.example/other/two.html", "https://site.example/dir/"]
+    urls._SITE_LINKS.clear()
+    for base in bases:
+        resolve = LinkResolver(base)
+        for h in hrefs + hrefs:   # the second pass reads the memo
+            assert resolve(h) == try_canonicalize(h, base), (base, h)
+    shared = {k[2] for k in urls._SITE_LINKS}
+    assert "rel/page" not in shared and "../up" not in shared and "?q=1" not in shared   # these read the page's path
+    assert {"/a/../b?utm_source=x", "//other.example/p", "HTTPS://Example.com:443/x#f"} <= shared
+    assert {k[:2] for k in urls._SITE_LINKS} == {("http", "site.example"), ("https", "site.example")}
+    assert LinkResolver("http://[broken/")("/x") == try_canonicalize("/x", "http://[broken/")
 
 
 def test_traps_and_priorities():
