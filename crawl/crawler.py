@@ -22,7 +22,7 @@ from corpus.process_cache import ProcessCache
 from corpus.schemas import compress_html
 from crawl.checkpoint import chunk_key, load_chunk, save_chunk
 from crawl.extract import _links, parse_html
-from crawl.extract_pool import ExtractPool, page_task, shared_pool
+from crawl.extract_pool import ExtractPool, page_task_here, shared_pool
 from crawl.fetch import HTML_TYPES, PDF_TYPES, RETRY_STATUSES, FetchConfig, Fetcher, FetchResult, mime_of
 from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
 from crawl.pdf import pdf_page_row
@@ -221,7 +221,7 @@ class WaveCrawler:
         try:
             task = next(steps)
             while True:
-                task = steps.send(page_task(*task, self.config.fast_extract))
+                task = steps.send(page_task_here(*task, self.config.fast_extract))
         except StopIteration:
             pass
 
