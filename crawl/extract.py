@@ -114,13 +114,13 @@ def _image_src(img) -> str | None:
     return None
 
 
-def _dom_images(doc, base: str) -> list[dict[str, Any]]:
+def _dom_images(doc, resolve: LinkResolver) -> list[dict[str, Any]]:
     out = []
     for img in doc.iter("img"):
         src = _image_src(img)
         if not src:
             continue
-        absu, why = try_canonicalize(src, base)
+        absu, why = resolve(src)
         if absu is None:
             continue
         if img.get("width") in ("0", "1") or img.get("height") in ("0", "1"):
@@ -136,9 +136,9 @@ def _dom_images(doc, base: str) -> list[dict[str, Any]]:
     return out
 
 
-def _links(doc, base: str) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
+def _links(doc, base: str, resolve: LinkResolver | None = None) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
     links, seen, bad = [], set(), []
-    resolve = LinkResolver(base)
+    resolve = resolve or LinkResolver(base)
     for a in doc.iter("a", "area"):
         href = (a.get("href") or "").strip()
         if not href or href.startswith("#"):
@@ -353,9 +353,10 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         ex.title, ex.language_hint, canon = _meta(doc)
         if canon:
             ex.canonical_url, _ = try_canonicalize(canon, base)
-        ex.outlinks, ex.bad_links = _links(doc, base)
+        resolve = LinkResolver(base)   # one memo for the page's links and images (each image src is met twice)
+        ex.outlinks, ex.bad_links = _links(doc, base, resolve)
         dom_tables = _dom_tables(doc)
-        dom_imgs = _dom_images(doc, base)
+        dom_imgs = _dom_images(doc, resolve)
         pb = page_blocks(doc, base, fast=fast)
         keep = select_blocks(pb)
         blocks = pb.seg.blocks
@@ -393,7 +394,7 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
             if not near or ctx.marks & _CHROME:
                 continue
             src = _image_src(img)
-            src = try_canonicalize(src, base)[0] if src else None
+            src = resolve(src)[0] if src else None
             if src is None or src in placed or src not in by_src:
                 continue
             placed.add(src)
