@@ -17,8 +17,9 @@ whose raw digests had matched 32785ed's on the machine that recorded them; today
 same. Later the same day the report's `config.clip.threshold` (the cut taken from those scores, under
 a key that does not itself name clip) differed in its last digits on an AVX-512 host, so every float
 under a clip key is masked at any depth; that changed the two stats.json digests and nothing else
-(the run that re-recorded them printed the other 36 unchanged). Re-recording them (CIDERMILL_PRINT_GOLDEN=1 prints the new ones) must be a reviewed decision,
-never a way to make the test pass.
+(the run that re-recorded them printed the other 36 unchanged). Re-recording them
+(CIDERMILL_PRINT_GOLDEN=1 prints the new ones) must be a reviewed decision, never a way to make the
+test pass.
 """
 from __future__ import annotations
 
@@ -90,8 +91,11 @@ def _mask_clip(o, inside: bool = False):
     """CLIP similarities with the float they carry replaced by "<clip>": a float under any key naming
     clip, at any depth (the report's `config.clip.threshold` is the cut taken from those scores)."""
     if isinstance(o, dict):
-        return {k: "<clip>" if (inside or "clip" in k) and isinstance(v, float) else _mask_clip(v, inside or "clip" in k)
-                for k, v in o.items()}
+        out = {}
+        for k, v in o.items():
+            clip = inside or "clip" in k
+            out[k] = "<clip>" if clip and isinstance(v, float) else _mask_clip(v, clip)
+        return out
     if isinstance(o, list):
         return [_mask_clip(v, inside) for v in o]
     if isinstance(o, bytes):
