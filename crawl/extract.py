@@ -26,7 +26,8 @@ import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate, repeated_items
-from crawl.extract_region import main_region
+from crawl.page_kind import declares_article
+from crawl.extract_region import article_region, main_region
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import LinkResolver, try_canonicalize
@@ -259,6 +260,14 @@ class PageBlocks:
     seg: Segmented
     rows: list[list[float]]
     peer: Any                     # trafilatura's Document (main text, comments, metadata) or None
+    article: bool = False         # the page declares itself an article (crawl/page_kind.py)
+
+    def article_votes(self) -> list[bool] | None:
+        """Per block, trafilatura's main-text vote, on a page that declares itself an article; else None."""
+        if not self.article:
+            return None
+        vi = FEATURES.index("vote_main")
+        return [r[vi] > 0 for r in self.rows]
 
 
 def peer_extraction(doc, url: str | None, fast: bool = True):
@@ -282,6 +291,7 @@ def page_blocks(html_or_doc, url: str | None, fast: bool | None = None) -> PageB
     if fast is None:
         model = _model()
         fast = model.vote_fast if model is not None else True
+    article = declares_article(doc)
     peer_doc = copy.deepcopy(doc)
     drop_hidden(peer_doc)
     peer = peer_extraction(peer_doc, url, fast=fast)
@@ -289,7 +299,7 @@ def page_blocks(html_or_doc, url: str | None, fast: bool | None = None) -> PageB
     title = doc.find(".//title")
     rows = features(seg, getattr(peer, "text", None), getattr(peer, "comments", None),
                     title.text_content() if title is not None else None)
-    return PageBlocks(seg, rows, peer)
+    return PageBlocks(seg, rows, peer, article)
 
 
 def select_blocks(pb: PageBlocks) -> list[bool]:
@@ -303,19 +313,21 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
         return propagate(pb.seg.blocks, [r[vi] > 0 for r in pb.rows])
     import numpy as np  # noqa: PLC0415
     prob = model.score(np.asarray(pb.rows), pb.seg.blocks)
-    return block_selection(pb.seg.blocks, prob, model.threshold)
+    return block_selection(pb.seg.blocks, prob, model.threshold, pb.article_votes())
 
 
-def block_selection(blocks, prob, thr: float) -> list[bool]:
+def block_selection(blocks, prob, thr: float, article_votes: list[bool] | None = None) -> list[bool]:
     """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis), extended
-    over repeated items (propagate) and held to one main region (crawl/extract_region.py). Training
+    over repeated items (propagate) and held to one main region (crawl/extract_region.py), on an
+    article page the region of its sure blocks (`article_votes`: PageBlocks.article_votes). Training
     picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
         keep[int(prob.argmax())] = bool(prob.max() > 0.05)
     keep = hysteresis(blocks, keep, prob, LOW_SHARE * thr)
     items = repeated_items(blocks)
-    return main_region(blocks, propagate(blocks, keep, items), prob, items=items)
+    keep = main_region(blocks, propagate(blocks, keep, items), prob, items=items)
+    return keep if article_votes is None else article_region(blocks, keep, prob, article_votes, items=items)
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold

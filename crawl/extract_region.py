@@ -17,6 +17,10 @@ would climb past the story to the whole page. A teaser is an item of a repeated 
 items crawl/extract_groups.py finds) that opens with a headline link: a block of at least
 TEASER_HEAD_WORDS words, mostly link text. Its words count for nothing in the share unless the
 surest block is itself in such an item, as on a listing page, where the items are the content.
+
+A page that declares itself an article (crawl/page_kind.py) gets one more pass: the region is found
+again from the sure blocks only (article_region), so teasers that the repeated-item test misses
+(items with their own modifier classes, a ticker, a "more stories" list) cannot move it either.
 """
 from __future__ import annotations
 
@@ -47,19 +51,45 @@ def main_region(blocks, keep: list[bool], prob, share: float = SHARE, items: dic
     """`keep` without the kept blocks that lie outside the deepest element holding `share` of the
     kept words (teasers' words not counted, see above) and the kept block of highest `prob` (a new
     list; unchanged when nothing is kept). `items`: the page's repeated_items when already computed."""
+    root = region_root(blocks, keep, prob, share, items)
+    return _under(blocks, keep, root)
+
+
+def region_root(blocks, keep: list[bool], prob, share: float = SHARE, items: dict | None = None):
+    """The main region's element for the kept blocks (see main_region), or None when nothing is kept."""
     kept = [i for i, k in enumerate(keep) if k]
     if not kept:
-        return list(keep)
+        return None
     surest = max(kept, key=lambda i: prob[i])
     teaser = teasers(blocks, items)
     discount = not teaser[surest]   # on a listing the items are the content and keep their weight
-    chains = [ancestors(b.el) if k else None for b, k in zip(blocks, keep)]
     held: dict = {}
     total = 0
     for i in kept:
         w = 0 if discount and teaser[i] else len(blocks[i].words)
         total += w
-        for a in chains[i]:
+        for a in ancestors(blocks[i].el):
             held[a] = held.get(a, 0) + w
-    root = next((a for a in chains[surest] if held[a] >= share * total), chains[surest][-1])
-    return [ch is not None and any(a is root for a in ch) for ch in chains]
+    chain = ancestors(blocks[surest].el)
+    return next((a for a in chain if held[a] >= share * total), chain[-1])
+
+
+def _under(blocks, keep: list[bool], root) -> list[bool]:
+    """`keep` with only the kept blocks under `root` (a new list; unchanged when root is None)."""
+    if root is None:
+        return list(keep)
+    return [k and any(a is root for a in ancestors(b.el)) for b, k in zip(blocks, keep)]
+
+
+SURE = 0.95   # a block the classifier is this sure of anchors an article's region on its own
+
+
+def article_region(blocks, keep: list[bool], prob, voted: list[bool], items: dict | None = None) -> list[bool]:
+    """On a page that declares itself an article (crawl/page_kind.py): the main region found from the
+    kept blocks that are sure, those trafilatura also reads as the main text (`voted`) or that score
+    at least SURE, and every kept block outside it dropped. Teasers of other stories are rarely
+    either, yet on a news page their headlines and blurbs score like prose and, spread around the
+    story, pull the plain main region up to the whole page. A story split over two containers stays
+    whole: its paragraphs are sure even where trafilatura reads only the first part."""
+    anchors = [k and (v or p >= SURE) for k, v, p in zip(keep, voted, prob)]
+    return _under(blocks, keep, region_root(blocks, anchors, prob, items=items))

@@ -137,13 +137,15 @@ def page_matrix(html: str, url: str, fast: bool = True):
 
 
 def build_dataset(pages: list[DevPage], log=print, fast: bool = True, labels: str = "hard"):
-    """Feature rows, labels (`labels_of`), words per block, page index per block, and each page's blocks."""
-    X, y, w, page_of, blocks_of = [], [], [], [], []
+    """Feature rows, labels (`labels_of`), words per block, page index per block, each page's blocks,
+    and each page's article votes (PageBlocks.article_votes: None unless the page declares an article)."""
+    X, y, w, page_of, blocks_of, votes_of = [], [], [], [], [], []
     t0 = time.time()
     for k, pg in enumerate(pages):
         pb = page_matrix(read_html(pg.path), pg.url, fast=fast)
         if pb is None or not pb.rows:
             blocks_of.append([])
+            votes_of.append(None)
             continue
         lab = labels_of(pb.seg.blocks, pg.truth, labels)
         X.extend(pb.rows)
@@ -151,10 +153,11 @@ def build_dataset(pages: list[DevPage], log=print, fast: bool = True, labels: st
         w.extend(len(b.words) for b in pb.seg.blocks)
         page_of.extend([k] * len(pb.rows))
         blocks_of.append(pb.seg.blocks)
+        votes_of.append(pb.article_votes())
         if log and (k + 1) % 200 == 0:
             log(f"features: {k + 1}/{len(pages)} pages, {len(X)} blocks, {time.time() - t0:.0f}s")
     return (np.asarray(X, dtype=np.float64), np.asarray(y), np.asarray(w, dtype=np.float64),
-            np.asarray(page_of, dtype=np.int64), blocks_of)
+            np.asarray(page_of, dtype=np.int64), blocks_of, votes_of)
 
 
 def block_weights(words: np.ndarray, page_of: np.ndarray) -> np.ndarray:
@@ -170,7 +173,7 @@ THRESHOLDS = tuple(float(t) for t in np.round(np.arange(0.2, 0.81, 0.05), 2))
 
 
 def best_threshold(prob: np.ndarray, page_of: np.ndarray, blocks_of, pages: list[DevPage],
-                   thresholds=THRESHOLDS) -> tuple[float, float]:
+                   thresholds=THRESHOLDS, votes_of=None) -> tuple[float, float]:
     """The probability cut that maximises mean per-page word F1 (and that F1), each page's blocks
     selected exactly as the extractor does (crawl/extract.py `block_selection`)."""
     from crawl.extract import block_selection  # noqa: PLC0415
@@ -183,7 +186,8 @@ def best_threshold(prob: np.ndarray, page_of: np.ndarray, blocks_of, pages: list
         for k, blocks in enumerate(blocks_of):
             pred = Counter()
             if blocks:
-                for b, s in zip(blocks, block_selection(blocks, prob[starts[k]:ends[k]], thr)):
+                votes = votes_of[k] if votes_of else None
+                for b, s in zip(blocks, block_selection(blocks, prob[starts[k]:ends[k]], thr, votes)):
                     if s:
                         pred.update(b.words)
             t = truths[k]
@@ -307,13 +311,14 @@ def train_extractor(data_dir: str, out: str, trees: int = 60, depth: int = 5, se
     if not pages:
         raise ValueError(f"no tuning pages found in {data_dir}")
     log(f"train-extractor: {len(pages)} tuning pages")
-    X, y, words, page_of, blocks_of = build_dataset(pages, log=log, fast=vote_fast, labels=labels)
+    X, y, words, page_of, blocks_of, votes_of = build_dataset(pages, log=log, fast=vote_fast, labels=labels)
     if len(X) == 0 or (y >= 0.5).all() or (y < 0.5).all():
         raise ValueError("the tuning pages gave no usable blocks (need both content and boilerplate)")
     keys_of = [context_keys(b) if b else None for b in blocks_of]
 
     def pick(prob, thresholds=None):
-        return best_threshold(prob, page_of, blocks_of, pages, **({"thresholds": thresholds} if thresholds else {}))
+        return best_threshold(prob, page_of, blocks_of, pages, votes_of=votes_of,
+                              **({"thresholds": thresholds} if thresholds else {}))
 
     s1, s2, meta = fit_block_model(X, y, words, page_of, pages, keys_of, pick, trees=trees, depth=depth, seed=seed,
                                    log=log, folds=folds, stage2=stage2, **fit)

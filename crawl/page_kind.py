@@ -1,0 +1,45 @@
+"""Whether a page declares itself an article: its Open Graph type or its schema.org JSON-LD.
+
+Publishers mark a story page as one (`og:type` "article", a JSON-LD `NewsArticle` or `BlogPosting`)
+so that social sites and search engines show it as a story. The extractor reads that declaration,
+not a site list: on an article page the main content is one story under one element
+(crawl/extract_region.py `article_region`), while a listing or a forum thread has no such claim.
+"""
+from __future__ import annotations
+
+import re
+
+# schema.org Article and its subtypes (lower case), as publishers write them in JSON-LD "@type"
+ARTICLE_TYPES = frozenset({
+    "article", "newsarticle", "blogposting", "reportagenews", "analysisnewsarticle", "opinionnewsarticle",
+    "backgroundnewsarticle", "reviewnewsarticle", "askpublicnewsarticle", "scholarlyarticle", "techarticle",
+    "liveblogposting", "report", "satiricalarticle"})
+_TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
+_NAME = re.compile(r'"([^"]+)"')
+MAX_JSON_LD = 1 << 20     # characters of JSON-LD read per page: a declaration sits near the top
+
+
+def declared_types(doc) -> tuple[str | None, set[str]]:
+    """(og:type in lower case or None, every JSON-LD "@type" name in lower case). A regex over the
+    script text, not a JSON parse: pages often carry JSON-LD that is not valid JSON."""
+    og = None
+    for m in doc.iter("meta"):
+        if (m.get("property") or m.get("name") or "").strip().lower() == "og:type":
+            og = (m.get("content") or "").strip().lower() or None
+            break
+    types: set[str] = set()
+    budget = MAX_JSON_LD
+    for s in doc.iter("script"):
+        if (s.get("type") or "").strip().lower() != "application/ld+json" or budget <= 0:
+            continue
+        text = (s.text or "")[:budget]
+        budget -= len(text)
+        for t in _TYPE.findall(text):
+            types.update(n.strip().lower() for n in _NAME.findall(t))
+    return og, types
+
+
+def declares_article(doc) -> bool:
+    """True when the page says it is an article (og:type "article" or a schema.org Article type)."""
+    og, types = declared_types(doc)
+    return og == "article" or bool(types & ARTICLE_TYPES)
