@@ -26,8 +26,8 @@ import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate, repeated_items
-from crawl.page_kind import declares_article
 from crawl.extract_region import article_region, main_region
+from crawl.page_kind import declares_article
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import LinkResolver, try_canonicalize
