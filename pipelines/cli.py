@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown and not getattr(mod, "BEAM", False):
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     debug = args.debug or bool(os.environ.get("CIDERMILL_DEBUG"))
+    from pipelines.malloc_arenas import limit_malloc_arenas
+
+    limit_malloc_arenas()
     try:
         return int(mod.run(args, unknown) or 0)  # type: ignore[attr-defined]
     except CidermillError as e:
