@@ -27,7 +27,7 @@ import lxml.html
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_region import article_region, main_region
-from crawl.page_kind import declares_article
+from crawl.page_kind import declares_article, meta_content
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import LinkResolver, try_canonicalize
@@ -191,25 +191,13 @@ def _meta(doc) -> tuple[str | None, str | None, str | None]:
     return title, (lang or "").strip().split(",")[0].lower() or None, canon
 
 
-def _meta_content(doc, *names: str) -> str | None:
-    """The first non-empty <meta name|property=...> content among `names` (case-insensitive)."""
-    want = {n.lower(): i for i, n in enumerate(names)}
-    best = None
-    for m in doc.iter("meta"):
-        key = (m.get("name") or m.get("property") or "").strip().lower()
-        if key in want and _clean(m.get("content")):
-            if best is None or want[key] < best[0]:
-                best = (want[key], _clean(m.get("content")))
-    return best[1] if best else None
-
-
 _TITLE_SEP = re.compile(r"\s+[|\u2013\u2014\u00b7\u2022\u00bb-]\s+")
 
 
 def _page_title(doc, title: str | None) -> str | None:
     """The page's own title without the site name: og:title, else the <title> part that is the
     first <h1> (\"Title | Site\" and \"Site - Title\" alike), else its first part."""
-    og = _meta_content(doc, "og:title")
+    og = meta_content(doc, "og:title")
     if og:
         return og
     if not title:
@@ -231,8 +219,8 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def _date(doc) -> str | None:
     """Publication date (YYYY-MM-DD) from the usual meta tags, else the first <time datetime>."""
-    raw = _meta_content(doc, "article:published_time", "datePublished", "date", "dc.date", "pubdate",
-                        "og:published_time", "article:modified_time")
+    raw = meta_content(doc, "article:published_time", "datePublished", "date", "dc.date", "pubdate",
+                       "og:published_time", "article:modified_time")
     if not raw:
         t = next((t for t in doc.iter("time") if t.get("datetime")), None)
         raw = t.get("datetime") if t is not None else None
@@ -387,7 +375,7 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
             ex.error = "no_main_content" if blocks else "no_visible_text"
         end = len(ex.text)
         ex.title = _page_title(doc, ex.title)
-        ex.author = _meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
+        ex.author = meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
         ex.date = _date(doc)
         kept_tables = {}
         for first, last, el in pb.seg.tables:

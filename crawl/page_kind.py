@@ -1,4 +1,4 @@
-"""Whether a page declares itself an article: its Open Graph type or its schema.org JSON-LD.
+"""What a page declares about itself in its <meta> tags and JSON-LD, and whether it is an article.
 
 Publishers mark a story page as one (`og:type` "article", a JSON-LD `NewsArticle` or `BlogPosting`)
 so that social sites and search engines show it as a story. The extractor reads that declaration,
@@ -16,17 +16,30 @@ ARTICLE_TYPES = frozenset({
     "liveblogposting", "report", "satiricalarticle"})
 _TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
 _NAME = re.compile(r'"([^"]+)"')
+_WS = re.compile(r"\s+")
 MAX_JSON_LD = 1 << 20     # characters of JSON-LD read per page: a declaration sits near the top
+
+
+def meta_content(doc, *names: str) -> str | None:
+    """The first non-empty <meta name|property=...> content among `names` (case-insensitive; the
+    earlier name wins), whitespace collapsed. A tag may carry both attributes
+    (`property="og:type" name="type"`); either one matches."""
+    want = {n.lower(): i for i, n in enumerate(names)}
+    best = None
+    for m in doc.iter("meta"):
+        rank = min((want.get((m.get(a) or "").strip().lower(), len(want)) for a in ("name", "property")))
+        if rank == len(want) or (best is not None and rank >= best[0]):
+            continue
+        content = _WS.sub(" ", m.get("content") or "").strip()
+        if content:
+            best = (rank, content)
+    return best[1] if best else None
 
 
 def declared_types(doc) -> tuple[str | None, set[str]]:
     """(og:type in lower case or None, every JSON-LD "@type" name in lower case). A regex over the
     script text, not a JSON parse: pages often carry JSON-LD that is not valid JSON."""
-    og = None
-    for m in doc.iter("meta"):
-        if (m.get("property") or m.get("name") or "").strip().lower() == "og:type":
-            og = (m.get("content") or "").strip().lower() or None
-            break
+    og = (meta_content(doc, "og:type") or "").lower() or None
     types: set[str] = set()
     budget = MAX_JSON_LD
     for s in doc.iter("script"):

@@ -4,7 +4,7 @@ blocks are dropped, and the extractor applies it."""
 from crawl.extract import extract_page, parse_html
 from crawl.extract_blocks import segment
 from crawl.extract_region import SURE, article_region
-from crawl.page_kind import declared_types, declares_article
+from crawl.page_kind import declared_types, declares_article, meta_content
 from tests.crawl.test_extract_region import STORY
 
 
@@ -25,6 +25,17 @@ def test_open_graph_and_json_ld_declarations():
     assert not declares_article(_doc('<script>var x = {"@type": "NewsArticle"}</script>'))  # not JSON-LD
     assert not declares_article(_doc(""))
     assert declared_types(_doc('<meta property="og:type" content="video.movie">')) == ("video.movie", set())
+    # a tag may carry both attributes; either one names it
+    assert declares_article(_doc('<meta property="og:type" content="article" name="type">'))
+
+
+def test_meta_content_order_and_emptiness():
+    doc = _doc('<meta name="date" content="  "><meta name="og-title" property="og:title" content="A  story">'
+               '<meta property="article:published_time" content="2024-01-02"><meta name="date" content="2023">')
+    assert meta_content(doc, "og:title") == "A story"
+    assert meta_content(doc, "article:published_time", "date") == "2024-01-02"   # earlier name wins
+    assert meta_content(doc, "date") == "2023"                                     # empty content skipped
+    assert meta_content(doc, "author") is None
 
 
 TEASERS = [("Bees return to the valley after two hard winters in a row",
