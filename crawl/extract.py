@@ -26,6 +26,7 @@ import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate, repeated_items
+from crawl.extract_fallback import peer_fallback
 from crawl.extract_region import article_region, main_region
 from crawl.page_kind import declares_article, meta_content
 from crawl.streamed_html import apply_streamed_swaps
@@ -250,10 +251,8 @@ class PageBlocks:
     peer: Any                     # trafilatura's Document (main text, comments, metadata) or None
     article: bool = False         # the page declares itself an article (crawl/page_kind.py)
 
-    def article_votes(self) -> list[bool] | None:
-        """Per block, trafilatura's main-text vote, on a page that declares itself an article; else None."""
-        if not self.article:
-            return None
+    def votes(self) -> list[bool]:
+        """Per block, trafilatura's main-text vote."""
         vi = FEATURES.index("vote_main")
         return [r[vi] > 0 for r in self.rows]
 
@@ -301,21 +300,26 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
         return propagate(pb.seg.blocks, [r[vi] > 0 for r in pb.rows])
     import numpy as np  # noqa: PLC0415
     prob = model.score(np.asarray(pb.rows), pb.seg.blocks)
-    return block_selection(pb.seg.blocks, prob, model.threshold, pb.article_votes())
+    return block_selection(pb.seg.blocks, prob, model.threshold, pb.votes(), pb.article)
 
 
-def block_selection(blocks, prob, thr: float, article_votes: list[bool] | None = None) -> list[bool]:
+def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, article: bool = False) -> list[bool]:
     """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis), extended
-    over repeated items (propagate) and held to one main region (crawl/extract_region.py), on an
-    article page the region of its sure blocks (`article_votes`: PageBlocks.article_votes). Training
-    picks `thr` through this same function."""
+    over repeated items (propagate) and held to one main region (crawl/extract_region.py); with
+    trafilatura's per-block `votes` (PageBlocks.votes), on an `article` page the region of its sure
+    blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback).
+    Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
         keep[int(prob.argmax())] = bool(prob.max() > 0.05)
     keep = hysteresis(blocks, keep, prob, LOW_SHARE * thr)
     items = repeated_items(blocks)
     keep = main_region(blocks, propagate(blocks, keep, items), prob, items=items)
-    return keep if article_votes is None else article_region(blocks, keep, prob, article_votes, items=items)
+    if votes is None:
+        return keep
+    if article:
+        keep = article_region(blocks, keep, prob, votes, items=items)
+    return peer_fallback(blocks, keep, votes)
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold

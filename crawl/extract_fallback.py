@@ -1,0 +1,33 @@
+"""When the block classifier abstains, trafilatura's reading stands in.
+
+The classifier learned what prose looks like. On a shop's category page, a link directory or a
+listing of short entries, the content is lines of a few words with a price or a link each, which it
+scores as navigation: it keeps a handful of words, or one block, where the page holds hundreds.
+trafilatura's rules still find the list there. So when the classifier's selection is short (under
+SHORT words) and trafilatura reads much more (PEER_RATIO times as many words), its main-text blocks
+are added. A vote that covers nearly the whole page (PEER_SHARE) says nothing about where the
+content is (trafilatura falls back to the whole body when it finds nothing) and is not used; a short
+page the classifier reads correctly keeps its selection unless the peer finds much more.
+
+Chosen on out-of-fold scores of the tuning part of the development pages (three seeds) and on the
+news benchmark; docs/extraction-experiments.md has the table.
+"""
+from __future__ import annotations
+
+
+SHORT = 100          # a main text under this many words is short enough to doubt ...
+PEER_RATIO = 2.0     # ... when trafilatura reads at least this many times as much ...
+PEER_SHARE = 0.9     # ... and not (nearly) the whole page, which says nothing about where content is
+
+
+def peer_fallback(blocks, keep: list[bool], votes: list[bool]) -> list[bool]:
+    """`keep`, or `keep` with trafilatura's main-text blocks (`votes`) added when the classifier kept
+    under SHORT words and trafilatura reads at least PEER_RATIO times as many, short of PEER_SHARE of
+    the page's words (a new list either way)."""
+    def words(flags):
+        return sum(len(b.words) for b, f in zip(blocks, flags) if f)
+
+    kept, voted = words(keep), words(votes)
+    if kept >= SHORT or voted < PEER_RATIO * max(kept, 1) or voted >= PEER_SHARE * words([True] * len(blocks)):
+        return list(keep)
+    return [k or v for k, v in zip(keep, votes)]

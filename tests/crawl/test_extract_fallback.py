@@ -1,0 +1,62 @@
+"""peer_fallback (crawl/extract_fallback.py): trafilatura's main-text blocks stand in when the
+classifier keeps almost nothing and the peer reads much more, and only then."""
+import numpy as np
+
+from crawl.extract import block_selection, parse_html
+from crawl.extract_blocks import segment
+from crawl.extract_fallback import PEER_SHARE, SHORT, peer_fallback
+
+PRODUCTS = [("Dark Roast Coffee", "$19.99"), ("Vanilla Latte 12-Pack", "$47.88"), ("Blueberry Coffee", "$19.99"),
+            ("Espresso Roast Single-Serve Pods", "$15.99"), ("Coconut Caramel Coffee", "$18.99")] * 4
+
+
+def _category_page(nav_links: int = 60) -> list:
+    nav = "".join(f'<li><a href="/c/{i}">Department number {i}</a></li>' for i in range(nav_links))
+    items = "".join(f'<li class="card"><h3>{name}</h3><span>{price}</span></li>' for name, price in PRODUCTS)
+    html = (f"<html><body><nav><ul>{nav}</ul></nav><main><h1>Coffee</h1><p>51 products</p>"
+            f"<ul class=grid>{items}</ul></main><footer><p>Terms of use</p></footer></body></html>")
+    return segment(parse_html(html)).blocks
+
+
+def _words(blocks, flags) -> int:
+    return sum(len(b.words) for b, f in zip(blocks, flags) if f)
+
+
+def _in_main(blocks) -> list[bool]:
+    return [any(a.tag == "main" for a in b.el.iterancestors()) for b in blocks]
+
+
+def test_short_selection_takes_the_peers_list():
+    blocks = _category_page()
+    votes = _in_main(blocks)
+    keep = [b.text == "Coffee" for b in blocks]          # the classifier kept the heading only
+    out = peer_fallback(blocks, keep, votes)
+    assert out == [k or v for k, v in zip(keep, votes)]
+    assert _words(blocks, out) > 2 * _words(blocks, keep)
+
+
+def test_no_fallback_when_the_selection_is_long_the_peer_finds_little_or_the_whole_page():
+    blocks = _category_page()
+    votes = _in_main(blocks)
+    assert _words(blocks, votes) < PEER_SHARE * _words(blocks, [True] * len(blocks))
+    # a selection of at least SHORT words stands
+    long_keep = [not v for v in votes]
+    assert _words(blocks, long_keep) >= SHORT
+    assert peer_fallback(blocks, long_keep, votes) == long_keep
+    # the peer reads less than twice what was kept
+    keep = [v and i % 2 == 0 for i, v in enumerate(votes)]
+    assert _words(blocks, keep) < SHORT
+    assert peer_fallback(blocks, keep, votes) == keep
+    # a vote for (nearly) the whole page carries no information
+    small = [b.text == "Coffee" for b in blocks]
+    assert peer_fallback(blocks, small, [True] * len(blocks)) == small
+
+
+def test_block_selection_applies_it_with_votes_and_not_without():
+    blocks = _category_page()
+    votes = _in_main(blocks)
+    prob = np.array([0.9 if b.text == "Coffee" else 0.01 for b in blocks])
+    without = block_selection(blocks, prob, 0.5)
+    assert _words(blocks, without) < SHORT
+    with_votes = block_selection(blocks, prob, 0.5, votes)
+    assert [i for i, k in enumerate(with_votes) if k] == [i for i, (k, v) in enumerate(zip(without, votes)) if k or v]
