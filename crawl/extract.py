@@ -28,6 +28,7 @@ from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_fallback import peer_fallback
 from crawl.extract_region import article_region, main_region
+from crawl.mail_archive import body_lines, declared_body
 from crawl.page_kind import declares_article, meta_content
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
@@ -362,7 +363,7 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         dom_tables = _dom_tables(doc)
         dom_imgs = _dom_images(doc, resolve)
         pb = page_blocks(doc, base, fast=fast)
-        keep = select_blocks(pb)
+        keep = declared_body(pb.seg.blocks, select_blocks(pb), body_lines(html))  # mail archives
         blocks = pb.seg.blocks
         # text of the kept blocks, one per line; starts[k]: where block k's text is (or would be)
         parts, starts, n = [], [], 0

@@ -1,0 +1,184 @@
+"""Mail-archive pages (crawl/mail_archive.py): the body between the archiver's marks is the content,
+the navigation printed around it is not, and pages without marks are read as before."""
+from pathlib import Path
+
+from crawl.extract import extract_page
+from crawl.mail_archive import body_lines
+
+BODY = ("I have posted the second draft of the proposal after the discussion at the summit. The main "
+        "changes are in the section on reference counting, which now covers objects shared between threads.\n\n"
+        "The benchmarks in the appendix were rerun on the new build and single threaded performance is about "
+        "six percent slower than the default build on the usual suite of programs.\n\n"
+        "Comments are welcome on the discussion thread before the steering council review.\n\nThanks,\nJane")
+NAV_WORDS = ("Previous message", "Next message", "sorted by", "Prev by Date", "Next by thread", "Reply:", "Index")
+
+
+def _pipermail() -> str:
+    nav = """<P><UL>
+        <LI>Previous message: <A HREF="074562.html">[Dev] Re: Deprecating the old buffer protocol
+</A></li>
+        <LI>Next message: <A HREF="074564.html">[Dev] Re: Proposal: second draft
+</A></li>
+         <LI> <B>Messages sorted by:</B>
+              <a href="date.html#74563">[ date ]</a>
+              <a href="thread.html#74563">[ thread ]</a>
+              <a href="subject.html#74563">[ subject ]</a>
+              <a href="author.html#74563">[ author ]</a>
+         </LI>
+       </UL>
+"""
+    return f"""<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">
+<HTML>
+ <HEAD>
+   <TITLE> [Dev] Proposal: second draft
+   </TITLE>
+   <META http-equiv="Content-Type" content="text/html; charset=us-ascii">
+ </HEAD>
+ <BODY BGCOLOR="#ffffff">
+   <H1>[Dev] Proposal: second draft</H1>
+    <B>Jane Developer</B>
+    <A HREF="mailto:dev%40example.org?Subject=Re" TITLE="[Dev] Proposal">jane at example.org
+       </A><BR>
+    <I>Tue Jan 10 14:02:11 EST 2023</I>
+{nav}    <HR>
+<!--beginarticle-->
+<PRE>{BODY}
+</PRE>
+
+<!--endarticle-->
+    <HR>
+{nav}
+<hr>
+<a href="https://lists.example.org/mailman/listinfo/dev">More information about the Dev
+mailing list</a><br>
+</body></html>
+"""
+
+
+def _mhonarc() -> str:
+    nav = """<!--X-TopPNI-->
+<hr>
+[<a href="msg00041.html">Date Prev</a>][<a href="msg00043.html">Date Next</a>][<a href="msg00040.html">Thread Prev</a>][<a href="msg00044.html">Thread Next</a>][<a href="maillist.html#00042">Date Index</a>][<a href="threads.html#00042">Thread Index</a>]
+<!--X-TopPNI-End-->
+"""
+    paras = "".join(f"<p>{p}</p>\n" for p in BODY.split("\n\n"))
+    return f"""<!-- MHonArc v2.6.19 -->
+<html>
+<head>
+<title>Proposal: second draft</title>
+</head>
+<body>
+{nav}<!--X-MsgBody-->
+<!--X-Subject-Header-Begin-->
+<h1>Proposal: second draft</h1>
+<hr>
+<!--X-Subject-Header-End-->
+<!--X-Head-of-Message-->
+<ul>
+<li><em>From</em>: Jane Developer &lt;jane@example.org&gt;</li>
+<li><em>Date</em>: Tue, 10 Jan 2023 14:02:11 -0500</li>
+</ul>
+<!--X-Head-of-Message-End-->
+<!--X-Head-Body-Sep-Begin-->
+<hr>
+<!--X-Head-Body-Sep-End-->
+<!--X-Body-of-Message-->
+{paras}
+<!--X-Body-of-Message-End-->
+<!--X-MsgBody-End-->
+<!--X-Follow-Ups-->
+<hr>
+<ul><li><strong>Follow-Ups</strong>:
+<ul>
+<li><strong><a name="00044" href="msg00044.html">Re: Proposal: second draft</a></strong>
+<ul><li><em>From:</em> Sam Reviewer</li></ul></li>
+</ul></li></ul>
+<!--X-Follow-Ups-End-->
+<ul><li>Prev by Date:
+<strong><a href="msg00041.html">Re: Deprecating the old buffer protocol</a></strong>
+</li>
+<li>Next by Date:
+<strong><a href="msg00043.html">Re: Release schedule for the autumn</a></strong>
+</li>
+<li>Prev by thread:
+<strong><a href="msg00040.html">Re: Deprecating the old buffer protocol</a></strong>
+</li>
+<li>Next by thread:
+<strong><a href="msg00044.html">Re: Proposal: second draft</a></strong>
+</li>
+<li>Index(es):
+<ul><li><a href="maillist.html#00042"><strong>Date</strong></a></li>
+<li><a href="threads.html#00042"><strong>Thread</strong></a></li></ul></li>
+</ul>
+</body>
+</html>
+"""
+
+
+def _hypermail() -> str:
+    body = "".join(f"<p>\n{p.replace(chr(10), '<br>' + chr(10))}\n<br>\n" for p in BODY.split("\n\n"))
+    return f"""<html>
+<head>
+<title>Dev: Proposal: second draft</title>
+<!-- received="Tue Jan 10 14:02:11 2023" -->
+<!-- sent="Tue, 10 Jan 2023 14:02:11 -0500" -->
+<!-- name="Jane Developer" -->
+<!-- subject="Proposal: second draft" -->
+</head>
+<body>
+<h1>Proposal: second draft</h1>
+<!-- received="Tue Jan 10 14:02:11 2023" -->
+<strong>From:</strong> Jane Developer (<a href="mailto:jane@example.org?Subject=Re">jane@example.org</a>)<br>
+<strong>Date:</strong> Tue Jan 10 2023 - 14:02:11 EST
+<p>
+<!-- next="start" -->
+<ul>
+<li><strong>Next message:</strong> <a href="0043.html">Sam Reviewer: "Re: Release schedule for the autumn"</a>
+<li><strong>Previous message:</strong> <a href="0041.html">Ann Other: "Re: Deprecating the old buffer protocol"</a>
+<!-- nextthread="start" -->
+<li><strong>Reply:</strong> <a href="0044.html">Sam Reviewer: "Re: Proposal: second draft"</a>
+<!-- reply="end" -->
+</ul>
+<hr>
+<!-- body="start" -->
+{body}<!-- body="end" -->
+<hr>
+<ul>
+<li><strong>Next message:</strong> <a href="0043.html">Sam Reviewer: "Re: Release schedule for the autumn"</a>
+<li><strong>Previous message:</strong> <a href="0041.html">Ann Other: "Re: Deprecating the old buffer protocol"</a>
+<li><strong>Reply:</strong> <a href="0044.html">Sam Reviewer: "Re: Proposal: second draft"</a>
+</ul>
+<hr>
+<p><small><em>This archive was generated by hypermail 2.1.6 : Tue Jan 10 2023 - 14:05:00 EST</em></small>
+</body>
+</html>
+"""
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_each_archiver_yields_the_body_and_subject_without_its_navigation():
+    for make in (_pipermail, _mhonarc, _hypermail):
+        html = make()
+        assert body_lines(html) is not None, make.__name__
+        text = extract_page(html, "https://lists.example.org/archive/msg00042.html").text
+        assert _words(BODY) == _words(text)[-len(_words(BODY)):], make.__name__   # the whole body, last
+        assert "Proposal: second draft" in text.splitlines()[0], make.__name__      # the subject line
+        for nav in NAV_WORDS:
+            assert nav not in text, (make.__name__, nav)
+
+
+def test_pages_without_a_complete_pair_of_marks_are_read_as_before():
+    html = _pipermail()
+    assert body_lines(html.replace("<!--endarticle-->", "")) is None              # start without end
+    assert body_lines(html.replace("<!--beginarticle-->", "")) is None            # end without start
+    assert body_lines("<html><body><!-- body=\"end\" --><p>x</p></body></html>") is None
+    # marks on one line hold no block that starts between them: the classifier's reading stands
+    flat = html.replace("\n", " ")
+    assert body_lines(flat) == (1, 1)
+    assert extract_page(flat, "https://lists.example.org/a.html").text
+    demo = sorted((Path(__file__).resolve().parents[2] / "pipelines" / "demo_site").rglob("*.html"))
+    assert len(demo) > 50
+    assert not [p.name for p in demo if body_lines(p.read_text(encoding="utf-8", errors="replace"))]
