@@ -28,7 +28,7 @@ from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_fallback import peer_fallback
 from crawl.extract_region import article_region, main_region
-from crawl.mail_archive import body_lines, declared_body
+from crawl.mail_archive import body_lines, declared_body, sender_and_date
 from crawl.page_kind import declares_article, meta_content
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
@@ -363,7 +363,8 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         dom_tables = _dom_tables(doc)
         dom_imgs = _dom_images(doc, resolve)
         pb = page_blocks(doc, base, fast=fast)
-        keep = declared_body(pb.seg.blocks, select_blocks(pb), body_lines(html))  # mail archives
+        archived = body_lines(html)   # a mail-archive page's message body (crawl/mail_archive.py)
+        keep = declared_body(pb.seg.blocks, select_blocks(pb), archived)
         blocks = pb.seg.blocks
         # text of the kept blocks, one per line; starts[k]: where block k's text is (or would be)
         parts, starts, n = [], [], 0
@@ -382,6 +383,9 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         ex.title = _page_title(doc, ex.title)
         ex.author = meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
         ex.date = _date(doc)
+        if archived:
+            sender, sent = sender_and_date(html, archived)
+            ex.author, ex.date = ex.author or sender, ex.date or sent
         kept_tables = {}
         for first, last, el in pb.seg.tables:
             hit = next((i for i in range(first, last) if keep[i]), None)

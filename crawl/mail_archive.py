@@ -21,7 +21,10 @@ on a page squeezed onto one line, which keeps the classifier's reading).
 """
 from __future__ import annotations
 
+import html as html_lib
 import re
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 
 _MARK = re.compile(r"<!--\s*(beginarticle|endarticle|x-body-of-message(?:-end)?|body=\"(?:start|end)\")\s*-->",
                    re.I)
@@ -57,3 +60,51 @@ def declared_body(blocks, keep: list[bool], lines: tuple[int, int] | None) -> li
     if subject is not None:
         out[subject] = True
     return out
+
+
+# where each archiver writes the sender and the date (pipermail: <B>name</B> and <I>date</I> under
+# the subject; MHonArc: its message head list; Hypermail: comments in the page)
+_SENDER_DATE = (
+    (re.compile(r"</h1>\s*<b>(.*?)</b>", re.I | re.S), re.compile(r"</h1>.*?<i>(.*?)</i>", re.I | re.S)),
+    (re.compile(r"<!--X-Head-of-Message-->.*?<em>From</em>:\s*(.*?)</li>", re.I | re.S),
+     re.compile(r"<!--X-Head-of-Message-->.*?<em>Date</em>:\s*(.*?)</li>", re.I | re.S)),
+    (re.compile(r'<!--\s*name="([^"]*)"\s*-->', re.I), re.compile(r'<!--\s*sent="([^"]*)"\s*-->', re.I)),
+)
+_TAG = re.compile(r"<[^>]*>")
+_ADDRESS = re.compile(r"\s*[<(][^<>()]*@[^<>()]*[>)]\s*")
+_CTIME = re.compile(r"([A-Z][a-z]{2})\s+(\d{1,2})\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+(\d{4})")
+HEAD_CHARS = 20_000   # sender and date sit in the page's head part
+
+
+def _text(fragment: str) -> str:
+    return " ".join(html_lib.unescape(_TAG.sub(" ", fragment)).split())
+
+
+def iso_date(raw: str) -> str | None:
+    """YYYY-MM-DD of an RFC 2822 date ("Tue, 10 Jan 2023 14:02:11 -0500") or a ctime-like one
+    ("Tue Jan 10 14:02:11 EST 2023"), or None."""
+    try:
+        return parsedate_to_datetime(raw).date().isoformat()
+    except (TypeError, ValueError, IndexError):
+        pass
+    m = _CTIME.search(raw)
+    if not m:
+        return None
+    try:
+        return datetime.strptime(" ".join(m.groups()), "%b %d %Y").date().isoformat()
+    except ValueError:
+        return None
+
+
+def sender_and_date(html: str, lines: tuple[int, int] | None) -> tuple[str | None, str | None]:
+    """(sender's name, YYYY-MM-DD) of an archived message, as its archiver printed them; (None, None)
+    on a page without body marks."""
+    if lines is None:
+        return None, None
+    head = html[:HEAD_CHARS]
+    for sender_re, date_re in _SENDER_DATE:
+        sender, date = sender_re.search(head), date_re.search(head)
+        if sender or date:
+            name = _ADDRESS.sub(" ", _text(sender.group(1))).strip() if sender else ""
+            return name or None, iso_date(_text(date.group(1))) if date else None
+    return None, None

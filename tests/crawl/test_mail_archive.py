@@ -3,7 +3,7 @@ the navigation printed around it is not, and pages without marks are read as bef
 from pathlib import Path
 
 from crawl.extract import extract_page
-from crawl.mail_archive import body_lines
+from crawl.mail_archive import body_lines, iso_date
 
 BODY = ("I have posted the second draft of the proposal after the discussion at the summit. The main "
         "changes are in the section on reference counting, which now covers objects shared between threads.\n\n"
@@ -163,7 +163,9 @@ def test_each_archiver_yields_the_body_and_subject_without_its_navigation():
     for make in (_pipermail, _mhonarc, _hypermail):
         html = make()
         assert body_lines(html) is not None, make.__name__
-        text = extract_page(html, "https://lists.example.org/archive/msg00042.html").text
+        ex = extract_page(html, "https://lists.example.org/archive/msg00042.html")
+        text = ex.text
+        assert (ex.author, ex.date) == ("Jane Developer", "2023-01-10"), make.__name__
         assert _words(BODY) == _words(text)[-len(_words(BODY)):], make.__name__   # the whole body, last
         assert "Proposal: second draft" in text.splitlines()[0], make.__name__      # the subject line
         for nav in NAV_WORDS:
@@ -182,3 +184,11 @@ def test_pages_without_a_complete_pair_of_marks_are_read_as_before():
     demo = sorted((Path(__file__).resolve().parents[2] / "pipelines" / "demo_site").rglob("*.html"))
     assert len(demo) > 50
     assert not [p.name for p in demo if body_lines(p.read_text(encoding="utf-8", errors="replace"))]
+
+
+def test_archive_dates_in_both_of_their_forms():
+    assert iso_date("Tue, 10 Jan 2023 14:02:11 -0500") == "2023-01-10"
+    assert iso_date("Tue Jan 10 14:02:11 EST 2023") == "2023-01-10"
+    assert iso_date("Mon Feb  3 09:00:00 2020") == "2020-02-03"
+    assert iso_date("sometime last week") is None
+    assert iso_date("Tue Feb 31 14:02:11 EST 2023") is None
