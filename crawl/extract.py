@@ -297,8 +297,7 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
         return []
     model = _model()
     if model is None:
-        vi = FEATURES.index("vote_main")
-        return propagate(pb.seg.blocks, [r[vi] > 0 for r in pb.rows])
+        return propagate(pb.seg.blocks, pb.votes())
     import numpy as np  # noqa: PLC0415
     prob = model.score(np.asarray(pb.rows), pb.seg.blocks)
     return block_selection(pb.seg.blocks, prob, model.threshold, pb.votes(), pb.article)
@@ -384,7 +383,7 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         ex.author = meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
         ex.date = _date(doc)
         if archived:
-            sender, sent = sender_and_date(html, archived)
+            sender, sent = sender_and_date(html)
             ex.author, ex.date = ex.author or sender, ex.date or sent
         kept_tables = {}
         for first, last, el in pb.seg.tables:

@@ -96,11 +96,9 @@ def iso_date(raw: str) -> str | None:
         return None
 
 
-def sender_and_date(html: str, lines: tuple[int, int] | None) -> tuple[str | None, str | None]:
-    """(sender's name, YYYY-MM-DD) of an archived message, as its archiver printed them; (None, None)
-    on a page without body marks."""
-    if lines is None:
-        return None, None
+def sender_and_date(html: str) -> tuple[str | None, str | None]:
+    """(sender's name, YYYY-MM-DD) of an archived message (a page with body marks, body_lines), as
+    its archiver printed them; None for what is not found."""
     head = html[:HEAD_CHARS]
     for sender_re, date_re in _SENDER_DATE:
         sender, date = sender_re.search(head), date_re.search(head)
