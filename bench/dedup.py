@@ -19,11 +19,12 @@ The Beam transform's batched fast path must give the same marks as the per-docum
 
 Speed, end to end: ours = `cidermill text` with `stages: [input, dedup]` (reads pages shards,
 sanitises, exact + near dedup with verification, writes kept and rejected shards and the report;
-one process, in-process FnApiRunner). rensa loop = read JSONL, `\\w+` 5-grams of lowercased text
+one process: the command's default local engine, pipelines/text_local.py). rensa loop = read JSONL, `\\w+` 5-grams of lowercased text
 in Python, R-MinHash 128, LSH 16x8, query-then-insert (no exact pass, no verification, no shard
 output). datatrove = its 4 stages (signatures, buckets, clusters, filter) reading and writing JSONL.
 Same documents (bench/debian_corpus.py), CPU-seconds of each whole process tree, medians of rounds,
-peak RSS of the tree sampled from /proc. In the same rounds: ours before (`dedup.mode: keyed`), ours
+peak RSS of the tree sampled from /proc. In the same rounds: ours before (the same job on Beam's
+in-process FnApiRunner, the default until the local engine; its shards are compared with ours), ours
 without the dedup stage, and ours and the rensa loop on 100 documents (each side's fixed start-up),
 from which the per-document work without start-up and the dedup stage's own cost are derived.
 Memory (--memory-mode): peak RSS of a child running the dedup on 1M generated short documents.
@@ -31,7 +32,6 @@ Memory (--memory-mode): peak RSS of a child running the dedup on 1M generated sh
 from __future__ import annotations
 
 import argparse
-import glob
 import gzip
 import json
 import os
@@ -392,11 +392,13 @@ NOT_COVERED = [
     "duplicates, mostly untranslated pages of translated manuals); web crawls with huge duplicate clusters are "
     "not measured here, nor a cluster runner (bench/scale.py has the scale-out rows)",
     "the rensa loop does less (no exact pass, no verification, no shard output); ratios are of whole process "
-    "trees, so ours includes Beam's fixed start-up; the per-document and dedup-stage rows subtract it",
+    "trees, so ours includes its fixed start-up (interpreter, imports); the per-document and dedup-stage rows "
+    "subtract it",
+    "ours runs in one process here; with Beam workers or Dask (bench/scale.py) the fixed cost is Beam's again",
     "measured on a shared, loaded 2-core machine: CPU-s, not wall time, and medians of rounds",
 ]
-OURS = "cidermill text [input, dedup]"
-OURS_KEYED = "cidermill text [input, dedup], mode: keyed (before)"
+OURS = "cidermill text [input, dedup] (local engine)"
+OURS_BEAM = "cidermill text [input, dedup], --runner FnApiRunner (Beam in-process, before)"
 OURS_INPUT = "cidermill text [input] (no dedup: read, sanitise, write, report)"
 OURS_SMALL = "cidermill text [input, dedup], 100 docs (fixed start-up)"
 RENSA = "rensa 0.5 loop (R-MinHash 128, LSH 16x8)"
@@ -406,7 +408,8 @@ RENSA_SMALL = "rensa 0.5 loop, 100 docs (fixed start-up)"
 def run_ours_pipeline(pages: str, scratch: Path, beam_args=(), stages: str = "[input, dedup]", mode: str = "fused",
                       tag: str = "ours") -> dict:
     """`cidermill text` with `stages` (default [input, dedup]: shards in, exact + near dedup +
-    verification, kept and rejected shards and the report out); one process (in-process FnApiRunner)."""
+    verification, kept and rejected shards and the report out); no Beam flags = the one-process
+    local engine, the command's default."""
     cfg = scratch / f"{tag}.yaml"
     cfg.write_text(f"stages: {stages}\ndedup: {{mode: {mode}}}\n")
     out = scratch / f"{tag}-out"
@@ -414,6 +417,7 @@ def run_ours_pipeline(pages: str, scratch: Path, beam_args=(), stages: str = "[i
                        "--config", str(cfg), "--overwrite", *beam_args],
                       env={"PYTHONPATH": str(REPO)})
     res["summary"] = json.loads(res["stdout"].strip().splitlines()[-1])
+    res["shards"] = [json.loads((Path(d) / "_manifest.json").read_text())["shards"] for d in (out, f"{out}.rejected")]
     return res
 
 
@@ -435,14 +439,14 @@ def speed(pages: str, jsonl: str, n_docs: int, bands, rows, peers_py, scratch, r
     """End to end, medians of `rounds`: ours = the pipeline on shards; peers read the same
     documents as JSONL. Rounds interleave the tools so load drifts hit all of them alike.
 
-    Besides the end-to-end runs: ours before (mode: keyed), the same pipeline without the dedup
-    stage (what reading, sanitising and writing cost), and ours and the rensa loop on `small_n`
-    documents (each side's fixed start-up: interpreter, imports, for ours Beam's pipeline
-    construction), so that the work per document can be reported without the fixed part."""
+    Besides the end-to-end runs: ours before (the same job on Beam's in-process runner, which
+    was the default), the same job without the dedup stage (what reading, sanitising and writing
+    cost), and ours and the rensa loop on `small_n` documents (each side's fixed start-up:
+    interpreter, imports), so that the work per document can be reported without the fixed part."""
     runs = defaultdict(list)
     for r in range(rounds):
         runs[OURS].append(run_ours_pipeline(pages, scratch))
-        runs[OURS_KEYED].append(run_ours_pipeline(pages, scratch, mode="keyed", tag="keyed"))
+        runs[OURS_BEAM].append(run_ours_pipeline(pages, scratch, ["--runner=FnApiRunner"], tag="beam"))
         runs[OURS_INPUT].append(run_ours_pipeline(pages, scratch, stages="[input]", tag="input"))
         if small_pages:
             runs[OURS_SMALL].append(run_ours_pipeline(small_pages, scratch, tag="small"))
@@ -490,8 +494,11 @@ def speed(pages: str, jsonl: str, n_docs: int, bands, rows, peers_py, scratch, r
         derived["dedup_stage_cpu_s"] = stage
         derived["dedup_stage_docs_per_cpu_s"] = n_docs / stage if stage > 0 else None
         derived["input_pipeline_cpu_s"] = table[OURS_INPUT]["cpu_s"]
-    if OURS_KEYED in table:
-        derived["fused_vs_keyed"] = table[OURS_KEYED]["cpu_s"] / table[OURS]["cpu_s"]
+    if OURS_BEAM in table:
+        derived["local_vs_beam"] = table[OURS_BEAM]["cpu_s"] / table[OURS]["cpu_s"]
+        same = ([r["summary"]["dropped"] for r in runs[OURS]] == [r["summary"]["dropped"] for r in runs[OURS_BEAM]]
+                and runs[OURS][0]["shards"] == runs[OURS_BEAM][0]["shards"])
+        derived["local_same_bytes_as_beam"] = same
     if derived:
         print("  derived: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in derived.items()))
     return table, derived
@@ -657,9 +664,10 @@ def main():
             headline.append({"what": "dedup stage alone (end to end less the same job without dedup, "
                                      f"{derived['input_pipeline_cpu_s']:.1f} CPU-s), docs per CPU-s",
                              "figure": f"{derived['dedup_stage_docs_per_cpu_s']:.0f}", "target": "(context)"})
-        if derived.get("fused_vs_keyed"):
-            headline.append({"what": "dedup end to end, fused (now) vs keyed (before) transforms, CPU-s ratio",
-                             "figure": f"{derived['fused_vs_keyed']:.2f}x", "target": "(context)"})
+        if derived.get("local_vs_beam"):
+            headline.append({"what": "dedup end to end, local engine (now, the default) vs Beam in-process (before), "
+                                     "CPU-s ratio; same shard bytes: " + str(derived["local_same_bytes_as_beam"]),
+                             "figure": f"{derived['local_vs_beam']:.2f}x", "target": "(context)"})
         rensa = RENSA if RENSA in table else None
         if rensa:
             headline.append({"what": "dedup peak RSS, ours vs rensa loop", "figure":

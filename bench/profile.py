@@ -1,10 +1,11 @@
 """Where the CPU goes in one stage of `cidermill text`, by function and by kind of work.
 
     python bench/profile.py dedup|chain [--docs 2000] [--chunk-words 2000] [--scratch /tmp/cidermill-speed-bench]
-                                        [--top 20]
+                                        [--top 20] [--engine beam|local]
 
-Runs the real pipeline in this process (Beam's in-process FnApiRunner, shards in and out) on the
-Debian documentation corpus of bench/debian_corpus.py, under cProfile:
+Runs the real job in this process (shards in and out) on the Debian documentation corpus of
+bench/debian_corpus.py, under cProfile, on Beam's in-process FnApiRunner (--engine beam, the
+default, as the README's tables were made) or on the command's one-process local engine:
   dedup: `stages: [input, dedup]` (exact + near dedup + verification);
   chain: `stages: [input, langid, c4_lines, gopher, repetition]` with English kept (the four
          filters datatrove also has).
@@ -76,8 +77,11 @@ def kind_of(filename: str, funcname: str) -> str:
     return "other (Python runtime, pipeline glue)"
 
 
-def profile(stage: str, pages: str, scratch: str):
-    from pipelines.text_pipeline import run_text
+ENGINES = {"beam": "FnApiRunner", "local": "local"}  # --engine -> the job's --runner
+
+
+def profile(stage: str, pages: str, scratch: str, engine: str = "beam"):
+    from pipelines.text_job import run_text
 
     out = os.path.join(scratch, f"profile-out-{stage}")
     shutil.rmtree(out, ignore_errors=True)
@@ -85,7 +89,7 @@ def profile(stage: str, pages: str, scratch: str):
     prof = cProfile.Profile(time.process_time)  # CPU time of this process, not wall time
     c0, w0 = time.process_time(), time.perf_counter()
     prof.enable()
-    summary = run_text(pages, out, overrides=STAGES[stage], beam_args=["--runner=FnApiRunner"], overwrite=True)
+    summary = run_text(pages, out, overrides=STAGES[stage], beam_args=[f"--runner={ENGINES[engine]}"], overwrite=True)
     prof.disable()
     return prof, summary, time.process_time() - c0, time.perf_counter() - w0
 
@@ -114,8 +118,10 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--scratch", default="/tmp/cidermill-speed-bench")
     ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--engine", choices=sorted(ENGINES), default="beam")
     add_chunk_words_flag(ap)
-    ap.add_argument("--save", action="store_true", help="write bench/results/profile_<stage>.json")
+    ap.add_argument("--save", action="store_true", help="write bench/results/profile_<stage>.json "
+                    "(profile_<stage>_local.json with --engine local)")
     ap.add_argument("--pstats", help="also dump the raw profile here (for pstats / snakeviz)")
     a = ap.parse_args()
     os.makedirs(a.scratch, exist_ok=True)
@@ -123,21 +129,21 @@ def main() -> int:
 
     pages = pages_dataset(a.scratch, a.docs, a.chunk_words)
     start = start_conditions()
-    prof, summary, cpu, wall = profile(a.stage, pages, a.scratch)
+    prof, summary, cpu, wall = profile(a.stage, pages, a.scratch, a.engine)
     if a.pstats:
         prof.dump_stats(a.pstats)
     kinds, funcs, total = tables(prof, a.top)
-    print(f"\n{a.stage}: {summary['rows_in']} documents, {cpu:.1f} CPU-s under cProfile ({wall:.1f} s wall), "
+    print(f"\n{a.stage} ({a.engine} engine): {summary['rows_in']} documents, {cpu:.1f} CPU-s under cProfile ({wall:.1f} s wall), "
           f"kept {summary['kept']}")
-    print(f"\n| kind | self CPU-s | share |\n|---|---:|---:|")
+    print("\n| kind | self CPU-s | share |\n|---|---:|---:|")
     for k, s in kinds:
         print(f"| {k} | {s:.2f} | {100 * s / total:.0f}% |")
-    print(f"\n| function | self s | cum s | calls | kind |\n|---|---:|---:|---:|---|")
+    print("\n| function | self s | cum s | calls | kind |\n|---|---:|---:|---:|---|")
     for tt, ct, n, name, k in funcs:
         print(f"| `{name}` | {tt:.2f} | {ct:.2f} | {n} | {k} |")
     if a.save:
-        save_result(f"profile_{a.stage}", {
-            "docs": summary["rows_in"], "cpu_s": cpu, "wall_s": wall,
+        save_result(f"profile_{a.stage}" + ("_local" if a.engine == "local" else ""), {
+            "engine": a.engine, "docs": summary["rows_in"], "cpu_s": cpu, "wall_s": wall,
             "kinds": [{"kind": k, "self_s": s, "share": s / total} for k, s in kinds],
             "functions": [{"function": name, "self_s": tt, "cum_s": ct, "calls": n, "kind": k}
                           for tt, ct, n, name, k in funcs]}, packages=["apache-beam", "pyarrow", "numpy"], start=start)

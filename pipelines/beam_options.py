@@ -11,6 +11,7 @@ from typing import Sequence
 from corpus.errors import CidermillError
 
 DEFAULT_RUNNER = "FnApiRunner"
+LOCAL = "local"  # `--runner local`: a verb's own one-process engine, no Beam (only `text` has one)
 # short runner names the project adds (Beam accepts a class path for --runner)
 SHORT_RUNNERS = {"dask": "pipelines.runners.dask_runner.DaskRunner"}
 
@@ -30,6 +31,20 @@ def normalise_args(args: list[str]) -> list[str]:
         if name == "--runner" and value.lower() in SHORT_RUNNERS:
             out[i] = f"--runner={SHORT_RUNNERS[value.lower()]}"
     return out
+
+
+def uses_local_engine(beam_args: Sequence[str] | None) -> bool:
+    """True for `--runner local`, and for no Beam option at all on a verb with a local engine.
+    Any other option means Beam: workers, Dask or a service runner."""
+    args = normalise_args(list(beam_args or []))
+    if not args:
+        return True
+    if any(a.partition("=")[2].lower() == LOCAL for a in args if a.partition("=")[0] == "--runner"):
+        if len(args) > 1:
+            raise CidermillError(f"--runner {LOCAL} runs in this process and takes no other Beam options "
+                                 f"(got {' '.join(a for a in args if not a.startswith('--runner'))})")
+        return True
+    return False
 
 
 def pipeline_options(beam_args: Sequence[str] | None = None, **overrides):

@@ -51,29 +51,15 @@ import numpy as np
 import xxhash
 
 from corpus.errors import ConfigError
-from filters.dedup_cluster import (DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind,
+from filters.dedup_cluster import (DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, UnionFind,
                                    similarity_for)
+from filters.dedup_lsh import (band_partitions, candidate_pairs, key_hash, key_of, near_params, unpack_partition,
+                               with_marks)
 from filters.dedup_text import distinct_per_document, exact_hash, shingle_hashes_batch, words_of
-from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows, signature_jaccard
+from filters.minhash_signature import MinHasher, band_hashes, signature_jaccard
 
 log = logging.getLogger(__name__)
 
-_SMALL_BUCKET = 10  # all pairs are proposed in buckets up to this size
-_MASK63 = (1 << 63) - 1
-
-
-def _key_of(row: dict, key_field: str) -> str:
-    k = row.get(key_field)
-    return "" if k is None else str(k)
-
-
-def _with_marks(row: dict, cluster: str, size: int, keep: bool, reason: str | None) -> dict:
-    out = dict(row)
-    prior = row.get("dedup_reason")
-    if not keep and prior == EXACT_DUPLICATE:  # composition with an earlier ExactDedup
-        reason = prior
-    out.update(dedup_cluster=cluster, dedup_cluster_size=int(size), dedup_keep=bool(keep), dedup_reason=reason)
-    return out
 
 
 def _pack_row(row: dict) -> bytes:
@@ -88,7 +74,7 @@ def _unpack_row(blob: bytes) -> dict:
 
 
 def _singleton(row: dict, key_field: str) -> dict:
-    return _with_marks(row, _key_of(row, key_field), 1, True, None)
+    return with_marks(row, key_of(row, key_field), 1, True, None)
 
 
 # ----------------------------------------------------------------------------------- exact dedup
@@ -128,7 +114,7 @@ class ExactDedup(beam.PTransform):
         empty = (hashed | "Empty" >> beam.Filter(lambda hr: not hr[0])
                  | "PassEmpty" >> beam.Map(lambda hr: _singleton(hr[1], kf)))
         full = hashed | "NonEmpty" >> beam.Filter(lambda hr: bool(hr[0]))
-        stats = (full | "HashKey" >> beam.Map(lambda hr: (hr[0], _key_of(hr[1], kf)))
+        stats = (full | "HashKey" >> beam.Map(lambda hr: (hr[0], key_of(hr[1], kf)))
                  | "MinCount" >> beam.CombinePerKey(_MinCount()))
 
         def _mark(item):
@@ -136,8 +122,8 @@ class ExactDedup(beam.PTransform):
             (root, size), = grouped["stats"]
             for blob in grouped["rows"]:
                 row = _unpack_row(blob)
-                key = _key_of(row, kf)
-                yield _with_marks(row, root, size, key == root, None if key == root else EXACT_DUPLICATE)
+                key = key_of(row, kf)
+                yield with_marks(row, root, size, key == root, None if key == root else EXACT_DUPLICATE)
 
         packed = full | "Pack" >> beam.Map(lambda hr: (hr[0], _pack_row(hr[1])))
         marked = ({"rows": packed, "stats": stats} | "Join" >> beam.CoGroupByKey()
@@ -146,13 +132,6 @@ class ExactDedup(beam.PTransform):
 
 
 # ------------------------------------------------------------------------------------ near dedup
-
-def key_hash(key: str) -> int:
-    """63-bit hash of a document key: what band entries and candidate pairs carry instead of the
-    key itself (8 bytes, where ids are often 40-character hex digests). Two keys with the same
-    hash only meet more candidates; verification compares the real keys' data."""
-    return xxhash.xxh64_intdigest(key.encode("utf-8", "surrogatepass")) & _MASK63
-
 
 class _Signatures(beam.DoFn):
     """Batches of rows -> (key hash, (key, verification data)) for rows with at least one word,
@@ -186,7 +165,7 @@ class _Signatures(beam.DoFn):
             text = row.get(self.text_field)
             words = words_of(text if isinstance(text, str) else None)
             if words:
-                keys.append(_key_of(row, self.key_field))
+                keys.append(key_of(row, self.key_field))
                 word_lists.append(words)
         if not keys:
             return
@@ -212,69 +191,6 @@ class _Signatures(beam.DoFn):
             return
         for item in band_partitions(buckets, fps, khs, self.bands, self.partitions):
             yield beam.pvalue.TaggedOutput(self.BANDS, item)
-
-
-def band_partitions(buckets: np.ndarray, fps: np.ndarray, khs: np.ndarray, bands: int, partitions: int):
-    """A batch's band entries grouped by partition (bucket id modulo `partitions`), packed as three
-    byte strings per partition (bucket ids, fingerprints, key hashes): one element per partition
-    crosses the shuffle instead of one per (document, band)."""
-    ids = buckets.ravel()
-    doc = np.repeat(np.arange(len(khs)), bands)
-    part = ids % np.uint64(partitions)
-    order = np.argsort(part, kind="stable")
-    cuts = np.flatnonzero(np.diff(part[order])) + 1
-    for sel in np.split(order, cuts):
-        docs = doc[sel]
-        yield int(part[sel[0]]), (ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())
-
-
-def _unpack_partition(item):
-    """(partition, packs) -> (bucket, [(key hash, fp), ...]) for every bucket with two or more
-    entries; packs of three byte strings (bucket ids, fingerprints, key hashes), as _Signatures
-    writes them."""
-    _, packs = item
-    ids, fps, members = [], [], []
-    for id_bytes, fp_bytes, kh_bytes in packs:
-        ids.append(np.frombuffer(id_bytes, dtype=np.uint64))
-        fps.append(np.frombuffer(fp_bytes, dtype=np.uint32).astype(np.uint64))
-        members.append(np.frombuffer(kh_bytes, dtype=np.uint64))
-    if not ids:
-        return
-    ids, fps, members = np.concatenate(ids), np.concatenate(fps), np.concatenate(members)
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
-    ends = np.concatenate((starts[1:], [len(ids)]))
-    big = (ends - starts) > 1
-    for lo, hi in zip(starts[big].tolist(), ends[big].tolist()):
-        sel = order[lo:hi]
-        yield int(sorted_ids[lo]), list(zip(members[sel].tolist(), fps[sel].tolist()))
-
-
-def _candidate_pairs(item):
-    """Bucket -> candidate pairs (a, b), a < b, of key hashes."""
-    _, members = item
-    by_fp: dict[int, set] = {}
-    for key, fp in members:
-        by_fp.setdefault(fp, set()).add(key)
-    if sum(len(v) for v in by_fp.values()) < 2:
-        return
-    heads = []
-    for keys in by_fp.values():  # identical signatures: link to their smallest key
-        ks = sorted(keys)
-        heads.append(ks[0])
-        for k in ks[1:]:
-            yield ks[0], k
-    heads.sort()
-    if len(heads) <= _SMALL_BUCKET:
-        for i in range(len(heads)):
-            for j in range(i + 1, len(heads)):
-                yield heads[i], heads[j]
-    else:
-        for i in range(1, len(heads)):
-            yield heads[0], heads[i]
-            if i > 1:
-                yield heads[i - 1], heads[i]
 
 
 def _by_key(values: Iterable[tuple[str, bytes]]) -> dict[str, bytes]:
@@ -329,9 +245,9 @@ class VerifiedEdges(beam.PTransform):
         t = self.threshold
         buckets = band_entries | "Buckets" >> beam.GroupByKey()
         if self.packed:
-            buckets = buckets | "Unpack" >> beam.FlatMap(_unpack_partition)
+            buckets = buckets | "Unpack" >> beam.FlatMap(unpack_partition)
         pairs = (buckets
-                 | "Candidates" >> beam.FlatMap(_candidate_pairs)
+                 | "Candidates" >> beam.FlatMap(candidate_pairs)
                  | "Distinct" >> beam.Distinct())
         half = ({"sig": sigs, "pair": pairs | "ByLarger" >> beam.Map(lambda p: (p[1], p[0]))}
                 | "JoinLarger" >> beam.CoGroupByKey()
@@ -424,18 +340,6 @@ class ConnectedComponents(beam.PTransform):
 
 # ----------------------------------------------------------------------------------- NearDedup
 
-def near_params(num_perm, bands, rows, threshold, ngram, verify, what: str) -> tuple[int, int]:
-    """Checked near-dedup parameters -> (bands, rows); a ConfigError naming `what` otherwise."""
-    try:
-        if not 1 <= int(ngram) <= 16:
-            raise ValueError(f"ngram must be in 1..16, got {ngram}")
-        if verify not in VERIFY_MODES:
-            raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
-        return resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"{what}: {e}") from None
-
-
 class NearDedup(beam.PTransform):
     """Mark near duplicates (MinHash LSH over word n-gram shingles, verified, clusters closed
     transitively); all rows come out, one survivor per cluster (smallest key) keeps dedup_keep=True."""
@@ -486,10 +390,10 @@ class NearDedup(beam.PTransform):
                 row = _unpack_row(blob)
                 if infos:
                     root, size = infos[0]
-                    yield _with_marks(row, root, size, key == root, None if key == root else NEAR_DUPLICATE)
+                    yield with_marks(row, root, size, key == root, None if key == root else NEAR_DUPLICATE)
                 else:
-                    yield _with_marks(row, key, 1, True, None)
+                    yield with_marks(row, key, 1, True, None)
 
-        keyed = rows | "KeyRows" >> beam.Map(lambda r: (_key_of(r, kf), _pack_row(r)))
+        keyed = rows | "KeyRows" >> beam.Map(lambda r: (key_of(r, kf), _pack_row(r)))
         return ({"row": keyed, "info": info} | "JoinRows" >> beam.CoGroupByKey()
                 | "Mark" >> beam.FlatMap(_mark))

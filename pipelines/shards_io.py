@@ -2,39 +2,21 @@
 
 Writing is deterministic whatever the runner or worker count: every row has a key; the number of
 shards comes from the total size and the target shard size; a row goes to shard
-hash(key) % n and rows inside a shard are sorted by key. Shards are written under temporary
+hash(key) % n and rows inside a shard are sorted by key (corpus/keyed_shards.py, which also
+writes the same bytes in one process). Shards are written under temporary
 names and renamed; the manifest is written last, in one final step, after every shard exists.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Iterable
 
 import apache_beam as beam
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from corpus.buckets import key_hash
-from corpus.errors import ShardError
+from corpus.keyed_shards import approx_size, keyed_table, shard_count, shard_table, split_by_shard
 from corpus.reader import ShardDataset
 from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, prepare_output_dir, write_shard_file
 
-
-def approx_size(value: Any) -> int:
-    """Cheap estimate of a row's bytes in Arrow, used only to choose the number of shards."""
-    if value is None:
-        return 1
-    if isinstance(value, (bytes, str)):
-        return len(value) + 4
-    if isinstance(value, dict):
-        return sum(approx_size(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return 4 + sum(approx_size(v) for v in value)
-    return 8
-
-
-KEY, HASH = "__key", "__hash"  # columns a blob carries beside the schema's, dropped before writing
 BLOB_ROWS, BLOB_BYTES = 4096, 16 << 20  # a blob is cut at whichever comes first
 
 
@@ -75,21 +57,15 @@ class _ToBlobs(beam.DoFn):
             yield GlobalWindows.windowed_value(self._flush())
 
     def _flush(self) -> tuple[int, bytes]:
-        table = pa.Table.from_pylist(self._rows, schema=self.schema)
-        hashes = [key_hash(k) for k in self._keys]
-        table = table.append_column(KEY, pa.array(self._keys, pa.string())).append_column(
-            HASH, pa.array(hashes, pa.uint64()))
-        out = (self._size, _ipc(table))
+        out = (self._size, _ipc(keyed_table(self._rows, self.schema, self._keys)))
         self._rows, self._keys, self._size = [], [], 0
         return out
 
 
 def _split_blob(blob: tuple[int, bytes], n: int):
     """One blob -> (shard index, blob of its rows for that shard), shard = hash(key) % n."""
-    table = _table(blob[1])
-    shard = table.column(HASH).to_numpy() % np.uint64(n)
-    for s in np.unique(shard):
-        yield int(s), _ipc(table.take(np.flatnonzero(shard == s)))
+    for s, part in split_by_shard(_table(blob[1]), n):
+        yield s, _ipc(part)
 
 
 class _WriteShard(beam.DoFn):
@@ -99,16 +75,7 @@ class _WriteShard(beam.DoFn):
 
     def process(self, element: tuple[int, Iterable[bytes]]):
         index, blobs = element
-        table = pa.concat_tables([_table(b) for b in blobs])
-        table = table.take(pc.sort_indices(table.column(KEY)))  # UTF-8 byte order = str order
-        keys = table.column(KEY).combine_chunks()
-        if len(keys) > 1:
-            same = pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))
-            if pc.any(same).as_py():
-                k = keys[int(np.flatnonzero(same.to_numpy(zero_copy_only=False))[0])].as_py()
-                raise ShardError(f"duplicate row key {k!r} in shard {index}: a stage emitted a row twice")
-        table = table.select(self.schema.names).combine_chunks()
-        yield write_shard_file(self.out_dir, index, table)
+        yield write_shard_file(self.out_dir, index, shard_table((_table(b) for b in blobs), self.schema, index))
 
 
 class WriteShards(beam.PTransform):
@@ -132,7 +99,7 @@ class WriteShards(beam.PTransform):
         n_shards = (blobs
                     | "Size" >> beam.Map(lambda b: b[0])
                     | "Total" >> beam.CombineGlobally(sum)
-                    | "NShards" >> beam.Map(lambda total: max(1, math.ceil(total / target))))
+                    | "NShards" >> beam.Map(shard_count, target))
         infos = (blobs
                  | "Assign" >> beam.FlatMap(_split_blob, n=beam.pvalue.AsSingleton(n_shards))
                  | "Group" >> beam.GroupByKey()

@@ -28,7 +28,7 @@ def run(args, beam_args) -> int:
     import sys
     import time
 
-    from pipelines.text_pipeline import run_text
+    from pipelines.text_job import run_text
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     # importing Beam has already given the root logger a handler at WARNING, so basicConfig above

@@ -31,7 +31,7 @@ def on(address, *extra):
 def text_job(tmp_path_factory):
     """The labelled demo pages through the whole text chain, once in-process (the reference)."""
     from test_text_pipeline import build_pages  # tests/pipelines/ is on sys.path
-    from pipelines.text_pipeline import run_text
+    from pipelines.text_job import run_text
 
     d = tmp_path_factory.mktemp("text")
     pages, cfg, _ = build_pages(d)

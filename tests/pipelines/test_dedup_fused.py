@@ -1,8 +1,10 @@
-"""FusedDedup (pipelines/dedup_fused.py) against the keyed path (ExactDedup | NearDedup) and the
-in-memory reference: same marks on generated near-duplicates, bad input, each mode."""
+"""FusedDedup (pipelines/dedup_fused.py) against the keyed path (ExactDedup | NearDedup), the
+one-process run of the same steps (filters/dedup_lsh.py fused_dedup_rows, the local text engine's
+dedup) and the in-memory reference: same marks on generated near-duplicates, bad input, each mode."""
 import pytest
 
 from filters.dedup_cluster import near_dedup_in_memory
+from filters.dedup_lsh import fused_dedup_rows, fused_params
 from pipelines.dedup import ExactDedup, NearDedup
 from pipelines.dedup_fused import FusedDedup
 from tests.pipelines.test_dedup_beam import FIELDS, _by_id, _corpus, _run
@@ -22,6 +24,11 @@ def _bad_rows():
     return rows
 
 
+def _local(rows, **kw):
+    """The same steps in this process, without Beam."""
+    return fused_dedup_rows(rows, "text", "id", fused_params(**kw))
+
+
 def _assert_equals_reference(out, rows, **kw):
     ref, _ = near_dedup_in_memory(((r["id"], r.get("text")) for r in rows), **kw)
     for k, m in ref.items():
@@ -34,6 +41,9 @@ def test_fused_equals_keyed_path_and_reference(tmp_path):
     keyed = _run(tmp_path, lambda pc: pc | ExactDedup() | NearDedup(), rows, name="keyed.json")
     fused = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="fused.json")
     assert len(fused) == len(rows) and _marks(fused) == _marks(keyed)
+    local = _local(rows)
+    assert len(local) == len(rows) and _marks(local) == _marks(fused)
+    assert sum(not r["dedup_keep"] for r in local) >= 10  # the comparison covers real clusters
     out = _by_id(fused)
     assert all(out[r["id"]]["text"] == r["text"] for r in rows if isinstance(r.get("text"), str))  # rows whole
     _assert_equals_reference(out, rows)
@@ -50,7 +60,9 @@ def test_fused_single_modes_and_signature_verification(tmp_path):
     want = _run(tmp_path, lambda pc: pc | ExactDedup(), rows, name="keyed.json")
     got = _run(tmp_path, lambda pc: pc | FusedDedup(near=False), rows, name="exact.json")
     assert _marks(got) == _marks(want) and sum(not r["dedup_keep"] for r in got) == 2 + 4  # g00, g05; bad03 x2, bad04, bad05
+    assert _marks(_local(rows, near=False)) == _marks(want)
     near = _by_id(_run(tmp_path, lambda pc: pc | FusedDedup(exact=False, verify="signature"), rows, name="near.json"))
+    assert _marks(_local(rows, exact=False, verify="signature")) == _marks(near.values())
     _assert_equals_reference(near, rows, verify="signature")
     assert not any(r["dedup_reason"] == "exact_duplicate" for r in near.values())
     assert near["short-exact"]["dedup_reason"] == "near_duplicate"
@@ -63,6 +75,8 @@ def test_fused_without_candidates_or_words_passes_every_row(tmp_path):
     out = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="lonely.json")
     assert _marks(out) == {r["id"]: (r["id"], 1, True, None) for r in rows}
     assert _run(tmp_path, lambda pc: pc | FusedDedup(), [], name="none.json") == []
+    assert _marks(_local(rows)) == _marks(out) and _local([]) == []
+    assert _marks(_local(rows, exact=False, near=False)) == _marks(out)
 
 
 @pytest.mark.slow
@@ -73,6 +87,7 @@ def test_fused_same_result_with_two_worker_processes_and_small_batches(tmp_path)
                  ["--direct_num_workers=2", "--direct_running_mode=multi_processing"], name="multi.json")
     assert single == multi
     assert sum(not r["dedup_keep"] for r in single) == 6 + 3 + 2
+    assert _marks(_local(rows, batch_size=3)) == _marks(single)
 
 
 def test_fused_rejects_impossible_parameters_with_one_line_errors():
@@ -82,4 +97,4 @@ def test_fused_rejects_impossible_parameters_with_one_line_errors():
                dict(verify="maybe")):
         with pytest.raises(ConfigError, match=r"^dedup: [^\n]+$"):
             FusedDedup(**kw)
-    assert (FusedDedup().bands, FusedDedup().rows) == (16, 8)
+    assert (FusedDedup().p.bands, FusedDedup().p.rows) == (16, 8)

@@ -14,7 +14,7 @@ from corpus.report import read_report, read_samples
 from corpus.schemas import PAGES
 from corpus.writer import write_dataset
 from pipelines.cli import main
-from pipelines.text_pipeline import run_text
+from pipelines.text_job import run_text
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 GT = os.path.join(ROOT, "pipelines", "demo_site", "ground_truth.json")

@@ -1,0 +1,83 @@
+"""Rows -> shards by key: the one rule that makes a dataset's bytes independent of how it was made.
+
+The number of shards comes from the rows' total approximate size and the target shard size; a row
+goes to shard key_hash(key) % n; rows inside a shard are sorted by key. pipelines/shards_io.py
+applies the rule across Beam workers (rows travel as Arrow IPC blobs) and `write_keyed_rows` in
+one process; both build the shard tables with `keyed_table` and `shard_table`, so they write the
+same bytes.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from corpus.buckets import key_hash
+from corpus.errors import ShardError
+from corpus.manifest import Manifest
+from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, write_shard_file
+
+KEY, HASH = "__key", "__hash"  # columns a keyed table carries beside the schema's, dropped before writing
+
+
+def approx_size(value: Any) -> int:
+    """Cheap estimate of a row's bytes in Arrow, used only to choose the number of shards."""
+    if value is None:
+        return 1
+    if isinstance(value, (bytes, str)):
+        return len(value) + 4
+    if isinstance(value, dict):
+        return sum(approx_size(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return 4 + sum(approx_size(v) for v in value)
+    return 8
+
+
+def shard_count(total_bytes: int, target_bytes: int) -> int:
+    return max(1, math.ceil(total_bytes / max(1, int(target_bytes))))
+
+
+def keyed_table(rows: list[dict], schema: pa.Schema, keys: list[str]) -> pa.Table:
+    """Rows as an Arrow table of `schema` plus their key and key hash."""
+    table = pa.Table.from_pylist(rows, schema=schema)
+    hashes = [key_hash(k) for k in keys]
+    return table.append_column(KEY, pa.array(keys, pa.string())).append_column(HASH, pa.array(hashes, pa.uint64()))
+
+
+def split_by_shard(table: pa.Table, n: int) -> Iterator[tuple[int, pa.Table]]:
+    """A keyed table -> (shard index, its rows for that shard), shard = key hash % n."""
+    shard = table.column(HASH).to_numpy() % np.uint64(n)
+    for s in np.unique(shard):
+        yield int(s), table.take(np.flatnonzero(shard == s))
+
+
+def shard_table(parts: Iterable[pa.Table], schema: pa.Schema, index: int) -> pa.Table:
+    """One shard's keyed tables -> the table to write: sorted by key, the schema's columns, one
+    chunk. Two rows with one key are a stage's bug (a row emitted twice): a ShardError."""
+    table = pa.concat_tables(list(parts))
+    table = table.take(pc.sort_indices(table.column(KEY)))  # UTF-8 byte order = str order
+    keys = table.column(KEY).combine_chunks()
+    if len(keys) > 1:
+        same = pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))
+        if pc.any(same).as_py():
+            k = keys[int(np.flatnonzero(same.to_numpy(zero_copy_only=False))[0])].as_py()
+            raise ShardError(f"duplicate row key {k!r} in shard {index}: a stage emitted a row twice")
+    return table.select(schema.names).combine_chunks()
+
+
+def write_keyed_rows(out_dir: str, kind: str, schema: pa.Schema, rows: list[dict],
+                     key: Callable[[dict], str] = lambda r: r["id"], target_bytes: int = DEFAULT_TARGET_BYTES,
+                     provenance: dict[str, Any] | None = None) -> Manifest:
+    """Every row in one process -> the dataset at `out_dir` (made ready by prepare_output_dir), as
+    the Beam writer would write it; the manifest last."""
+    provenance = provenance or {}
+    infos = []
+    if rows:
+        n = shard_count(sum(approx_size(r) for r in rows), target_bytes)
+        table = keyed_table(rows, schema, [key(r) for r in rows])
+        for index, part in split_by_shard(table, n):
+            infos.append(write_shard_file(out_dir, index, shard_table([part], schema, index)))
+    return finalize_dataset(out_dir, kind, schema, infos, provenance)

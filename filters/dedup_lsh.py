@@ -1,0 +1,322 @@
+"""The steps of exact + near (MinHash LSH) dedup as plain functions, without Beam.
+
+pipelines/dedup_fused.py runs them as Beam transforms (shuffles between the steps) and
+pipelines/text_local.py runs them in one process; both call these functions, so both give the
+same marks. pipelines/dedup.py (the keyed path) shares the band packing and candidate rule.
+
+Keys travel as 63-bit hashes (`key_hash`) through the LSH steps; verification compares the real
+keys' shingle sets. The survivor rule is filters/dedup_cluster.py's: the smallest key.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+import xxhash
+
+from corpus.errors import ConfigError
+from filters.dedup_cluster import (DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind,
+                                   similarity_for)
+from filters.dedup_text import (distinct_per_document, hash_normalized, normalize_text, shingle_hashes_spaced,
+                                spaced_words)
+from filters.minhash_signature import MinHasher, band_hashes, resolve_bands_rows
+
+SMALL_BUCKET = 10  # all pairs are proposed in buckets up to this size
+_MASK63 = (1 << 63) - 1
+
+
+def near_params(num_perm, bands, rows, threshold, ngram, verify, what: str) -> tuple[int, int]:
+    """Checked near-dedup parameters -> (bands, rows); a ConfigError naming `what` otherwise."""
+    try:
+        if not 1 <= int(ngram) <= 16:
+            raise ValueError(f"ngram must be in 1..16, got {ngram}")
+        if verify not in VERIFY_MODES:
+            raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
+        return resolve_bands_rows(int(num_perm), bands, rows, float(threshold))
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{what}: {e}") from None
+
+
+@dataclass(frozen=True)
+class FusedParams:
+    """Checked options of the fused exact + near dedup (the text config's `dedup:` section)."""
+    exact: bool
+    near: bool
+    num_perm: int
+    bands: int
+    rows: int
+    threshold: float
+    ngram: int
+    seed: int
+    verify: str
+    bucket_partitions: int
+    batch_size: int
+
+
+def fused_params(exact: bool = True, near: bool = True, num_perm: int = 128, bands: int | None = None,
+                 rows: int | None = None, threshold: float = 0.8, ngram: int = 5, seed: int = 1,
+                 verify: str = DEFAULT_VERIFY, bucket_partitions: int = 256, batch_size: int = 1024,
+                 max_rounds: int | None = None) -> FusedParams:
+    """Options -> FusedParams, or a ConfigError saying which is wrong. `max_rounds` belongs to the
+    keyed path's connected components; it is accepted so one config serves both modes."""
+    try:
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"dedup: {e}") from None
+    bands, rows = near_params(num_perm, bands, rows, threshold, ngram, verify, "dedup")
+    return FusedParams(bool(exact), bool(near), num_perm, bands, rows, threshold, ngram, seed, verify,
+                       max(1, int(bucket_partitions or 1)), int(batch_size))
+
+
+def key_of(row: dict, key_field: str) -> str:
+    k = row.get(key_field)
+    return "" if k is None else str(k)
+
+
+def with_marks(row: dict, cluster: str, size: int, keep: bool, reason: str | None) -> dict:
+    """A copy of `row` with the four dedup fields. An earlier exact pass's reason wins."""
+    out = dict(row)
+    prior = row.get("dedup_reason")
+    if not keep and prior == EXACT_DUPLICATE:  # composition with an earlier ExactDedup
+        reason = prior
+    out.update(dedup_cluster=cluster, dedup_cluster_size=int(size), dedup_keep=bool(keep), dedup_reason=reason)
+    return out
+
+
+def key_hash(key: str) -> int:
+    """63-bit hash of a document key: what band entries and candidate pairs carry instead of the
+    key itself (8 bytes, where ids are often 40-character hex digests). Two keys with the same
+    hash only meet more candidates; verification compares the real keys' data."""
+    return xxhash.xxh64_intdigest(key.encode("utf-8", "surrogatepass")) & _MASK63
+
+
+def band_partitions(buckets: np.ndarray, fps: np.ndarray, khs: np.ndarray, bands: int, partitions: int):
+    """A batch's band entries grouped by partition (bucket id modulo `partitions`), packed as three
+    byte strings per partition (bucket ids, fingerprints, key hashes): one element per partition
+    crosses the shuffle instead of one per (document, band)."""
+    ids = buckets.ravel()
+    doc = np.repeat(np.arange(len(khs)), bands)
+    part = ids % np.uint64(partitions)
+    order = np.argsort(part, kind="stable")
+    cuts = np.flatnonzero(np.diff(part[order])) + 1
+    for sel in np.split(order, cuts):
+        docs = doc[sel]
+        yield int(part[sel[0]]), (ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())
+
+
+def unpack_partition(item):
+    """(partition, packs) -> (bucket, [(key hash, fp), ...]) for every bucket with two or more
+    entries; packs of three byte strings (bucket ids, fingerprints, key hashes), as
+    band_partitions writes them."""
+    _, packs = item
+    ids, fps, members = [], [], []
+    for id_bytes, fp_bytes, kh_bytes in packs:
+        ids.append(np.frombuffer(id_bytes, dtype=np.uint64))
+        fps.append(np.frombuffer(fp_bytes, dtype=np.uint32).astype(np.uint64))
+        members.append(np.frombuffer(kh_bytes, dtype=np.uint64))
+    if not ids:
+        return
+    ids, fps, members = np.concatenate(ids), np.concatenate(fps), np.concatenate(members)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
+    ends = np.concatenate((starts[1:], [len(ids)]))
+    big = (ends - starts) > 1
+    for lo, hi in zip(starts[big].tolist(), ends[big].tolist()):
+        sel = order[lo:hi]
+        yield int(sorted_ids[lo]), list(zip(members[sel].tolist(), fps[sel].tolist()))
+
+
+def candidate_pairs(item):
+    """Bucket -> candidate pairs (a, b), a < b, of key hashes. Identical signatures link to their
+    smallest key; small buckets propose every pair, large ones a chain and a star."""
+    _, members = item
+    by_fp: dict[int, set] = {}
+    for key, fp in members:
+        by_fp.setdefault(fp, set()).add(key)
+    if sum(len(v) for v in by_fp.values()) < 2:
+        return
+    heads = []
+    for keys in by_fp.values():  # identical signatures: link to their smallest key
+        ks = sorted(keys)
+        heads.append(ks[0])
+        for k in ks[1:]:
+            yield ks[0], k
+    heads.sort()
+    if len(heads) <= SMALL_BUCKET:
+        for i in range(len(heads)):
+            for j in range(i + 1, len(heads)):
+                yield heads[i], heads[j]
+    else:
+        for i in range(1, len(heads)):
+            yield heads[0], heads[i]
+            if i > 1:
+                yield heads[i - 1], heads[i]
+
+
+def prepare_batch(batch: Iterable[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
+                  ngram: int, bands: int, rows: int, partitions: int, keep: list | None = None,
+                  keep_signatures: bool = False) -> tuple[list, list]:
+    """Rows -> ([(exact hash, key)], [(partition, packed band entries)]). One normalisation per
+    text; rows whose text normalises to nothing take no part. `hasher` None: no near dedup.
+    `keep` (a list): (key hash, key, verification data) of every near-dedup row is appended to it,
+    as `candidate_data` would derive it again (the signature if `keep_signatures`)."""
+    exact_items, keys, spaced = [], [], []
+    for row in batch:
+        text = row.get(text_field)
+        norm = normalize_text(text if isinstance(text, str) else None)
+        if not norm:
+            continue
+        key = key_of(row, key_field)
+        if exact:
+            exact_items.append((hash_normalized(norm), key))
+        if hasher is not None:
+            keys.append(key)
+            spaced.append(spaced_words(norm))
+    if not keys:
+        return exact_items, []
+    flat, counts = shingle_hashes_spaced(spaced, ngram)
+    sets, set_counts = distinct_per_document(flat, counts)
+    del flat, spaced
+    sigs = hasher.signatures(np.split(sets, np.cumsum(set_counts)[:-1]))
+    buckets = band_hashes(sigs, bands, rows)
+    fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
+    khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
+    if keep is not None:
+        data = sigs if keep_signatures else np.split(sets, np.cumsum(set_counts)[:-1])
+        keep.extend(zip(khs.tolist(), keys, (d.tobytes() for d in data)))
+    return exact_items, list(band_partitions(buckets, fps, khs, bands, max(1, partitions)))
+
+
+def partner_index(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    """Distinct candidate pairs (a, b) of key hashes -> {key hash: sorted partner key hashes}."""
+    index: dict[int, list[int]] = {}
+    for a, b in pairs:
+        index.setdefault(a, []).append(b)
+        index.setdefault(b, []).append(a)
+    return {k: sorted(v) for k, v in index.items()}
+
+
+def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_field: str, key_field: str, ngram: int,
+                   hasher: MinHasher | None) -> Iterator[tuple[tuple[int, int], tuple[int, str, bytes]]]:
+    """Rows -> ((a, b), (key hash, key, verification data)) once per candidate pair a document is
+    in. Data: the sorted distinct shingle hashes, or the signature when `hasher` is given
+    (verify="signature"), as uint32 bytes. Candidates of a batch are shingled together."""
+    if not index:
+        return
+    found, spaced = [], []
+    for row in batch:
+        key = key_of(row, key_field)
+        kh = key_hash(key)
+        partners = index.get(kh)
+        if not partners:
+            continue
+        text = row.get(text_field)
+        norm = normalize_text(text if isinstance(text, str) else None)
+        if norm:
+            found.append((kh, key, partners))
+            spaced.append(spaced_words(norm))
+    if not found:
+        return
+    sets, set_counts = distinct_per_document(*shingle_hashes_spaced(spaced, ngram))
+    data = np.split(sets, np.cumsum(set_counts)[:-1])
+    if hasher is not None:
+        data = list(hasher.signatures(data))
+    for (kh, key, partners), d in zip(found, data):
+        blob = d.tobytes()
+        for p in partners:
+            yield (min(kh, p), max(kh, p)), (kh, key, blob)
+
+
+def verify_pair(item, threshold: float, similarity: Callable[[np.ndarray, np.ndarray], float]):
+    """((a, b), members) -> edges (smaller key, larger key, False) between a-side and b-side
+    documents whose similarity >= threshold. One key twice (duplicate ids, different text): the
+    smallest data bytes, as the keyed path picks."""
+    (a, b), members = item
+    sides: dict[int, dict[str, bytes]] = {a: {}, b: {}}
+    for kh, key, data in members:
+        side = sides[kh]
+        if key not in side or data < side[key]:
+            side[key] = data
+    other = [(kb, np.frombuffer(db, dtype=np.uint32)) for kb, db in sorted(sides[b].items())]
+    for ka, da in sorted(sides[a].items()):
+        va = np.frombuffer(da, dtype=np.uint32)
+        for kb, vb in other:
+            if ka != kb and similarity(va, vb) >= threshold:
+                yield (min(ka, kb), max(ka, kb), False)
+
+
+def exact_edges(item):
+    """(hash, keys) -> (root, key, True) for every other distinct key of an exact group."""
+    _, keys = item
+    keys = sorted(set(keys))
+    for k in keys[1:]:
+        yield keys[0], k, True
+
+
+def add_edge(uf: UnionFind, exact_dups: set, edge: tuple[str, str, bool]) -> None:
+    """One edge into the clusters. "Exact duplicate" = an exact edge names the key as its larger
+    end, i.e. a smaller key has the same normalised text."""
+    a, b, exact = edge
+    uf.union(a, b)
+    if exact:
+        exact_dups.add(b)
+
+
+def cluster_labels(uf: UnionFind, exact_dups: set) -> dict[str, tuple[str, int, bool]]:
+    """{key: (root, cluster size, exact duplicate?)} for every key on an edge."""
+    roots = {x: uf.find(x) for x in list(uf.parent)}
+    sizes: dict[str, int] = {}
+    for r in roots.values():
+        sizes[r] = sizes.get(r, 0) + 1
+    return {x: (r, sizes[r], x in exact_dups) for x, r in roots.items()}
+
+
+def mark_row(row: dict, labels: dict, key_field: str) -> dict:
+    """A row with its dedup fields from the cluster labels (a row in no label is its own cluster)."""
+    key = key_of(row, key_field)
+    hit = labels.get(key)
+    if hit is None:
+        return with_marks(row, key, 1, True, None)
+    root, size, exact_dup = hit
+    keep = key == root
+    return with_marks(row, root, size, keep, None if keep else (EXACT_DUPLICATE if exact_dup else NEAR_DUPLICATE))
+
+
+def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: FusedParams) -> list[dict]:
+    """Every row, marked, in one process: the steps of pipelines/dedup_fused.py in order, with
+    dicts where Beam shuffles. Memory: the rows, plus what FusedDedup's side inputs hold."""
+    if not (p.exact or p.near):
+        return [with_marks(r, key_of(r, key_field), 1, True, None) for r in rows]
+    hasher = MinHasher(p.num_perm, p.seed) if p.near else None
+    exact_groups: dict[str, list[str]] = defaultdict(list)
+    packs: list = []
+    kept: list = []  # (key hash, key, verification data) per near-dedup row: no second shingling
+    for i in range(0, len(rows), p.batch_size):
+        exact_items, band_items = prepare_batch(rows[i:i + p.batch_size], text_field, key_field, p.exact, hasher,
+                                                p.ngram, p.bands, p.rows, 1,  # one partition: same buckets
+                                                keep=kept, keep_signatures=p.verify == "signature")
+        for h, key in exact_items:
+            exact_groups[h].append(key)
+        packs.extend(pack for _, pack in band_items)
+    uf, exact_dups = UnionFind(), set()
+    for item in exact_groups.items():
+        for edge in exact_edges(item):
+            add_edge(uf, exact_dups, edge)
+    if p.near:
+        pairs = {pair for bucket in unpack_partition((0, packs)) for pair in candidate_pairs(bucket)}
+        index = partner_index(pairs)
+        members: dict[tuple[int, int], list] = defaultdict(list)
+        for kh, key, data in kept:
+            for partner in index.get(kh, ()):
+                members[(min(kh, partner), max(kh, partner))].append((kh, key, data))
+        del kept
+        similarity = similarity_for(p.verify)
+        for item in members.items():
+            for edge in verify_pair(item, p.threshold, similarity):
+                add_edge(uf, exact_dups, edge)
+    labels = cluster_labels(uf, exact_dups)
+    return [mark_row(r, labels, key_field) for r in rows]

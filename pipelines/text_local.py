@@ -1,0 +1,109 @@
+"""The text pipeline in one process, without Beam: the default engine of `cidermill text` on one
+machine when no Beam option is given (`--runner local` names it).
+
+Why: on one machine Beam's in-process runner costs a fixed ~3 CPU-s (importing Beam, building the
+graph, bundles) and per-element overhead between every step, which is most of a dedup job's CPU
+(README, "Performance: where the CPU goes"). This engine runs the same steps with the same
+functions (filters/chain.py per page, pipelines/text_rows.py per row, filters/dedup_lsh.py for
+dedup, corpus/keyed_shards.py for shards), in the same order, so it writes the same shards, byte
+for byte, as the Beam pipeline (tests/pipelines/test_text_local.py compares the sha256 of every
+shard). Scale-out stays Beam's: any Beam option (workers, Dask, Dataflow) selects the Beam
+pipeline, pipelines/text_pipeline.py.
+
+Memory: every scored row is held until the corpus-wide decisions are made, as Beam's in-process
+runner holds its PCollections. `dedup.mode: keyed` exists to spread dedup state over workers; in
+one process both modes run the fused steps, whose marks equal the keyed path's (tested in
+tests/pipelines/test_dedup_fused.py).
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from corpus.errors import ConfigError
+from corpus.keyed_shards import write_keyed_rows
+from corpus.reader import ShardDataset
+from corpus.report import ReportStats, Samples, merge_all, write_report
+from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir
+from filters import percentile
+from filters.chain import TextChain, funnel
+from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
+from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
+                                 page_columns, page_dicts, report_info, sample, score_page, without_decontam)
+
+log = logging.getLogger(__name__)
+
+
+def _quality(rows: list[dict], chain: TextChain, cfg: dict[str, Any]) -> list[dict]:
+    """Top-p% of quality: one histogram over the surviving documents, then the threshold."""
+    acc = percentile.empty()
+    for r in rows:
+        if alive(r) and r.get("quality_score") is not None:
+            acc = percentile.add(acc, r["quality_score"])
+    threshold = percentile.top_percent_threshold(acc, chain.top_percent)
+    return [apply_quality(r, threshold, cfg) for r in rows]
+
+
+def _decontam(rows: list[dict], chain: TextChain) -> list[dict]:
+    """Eval-set n-grams in max_corpus_count+ documents are common phrases and drop nothing."""
+    max_count = chain.filters["decontam"].max_corpus_count  # type: ignore[attr-defined]
+    counts = Counter(h for r in rows for h in (r.get("_decontam_ngrams") or []))
+    frequent = {h for h, n in counts.items() if n >= max_count}
+    return [apply_decontam(r, frequent) for r in rows]
+
+
+def _dedup_params(cfg: dict[str, Any]) -> FusedParams:
+    _, exact, near, options = dedup_options(cfg)
+    try:
+        return fused_params(exact=exact, near=near, **options)
+    except TypeError as e:
+        raise ConfigError(f"text config: dedup: {e}") from None
+
+
+def _dedup(rows: list[dict], params: FusedParams) -> list[dict]:
+    live = [r for r in rows if alive(r)]
+    dead = [r for r in rows if not alive(r)]
+    return [apply_dedup(r) for r in fused_dedup_rows(live, "text", "id", params)] + dead
+
+
+def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any], info: dict[str, Any]) -> None:
+    acc = ReportStats()
+    samples = Samples(int((cfg.get("output") or {}).get("samples_per_reason", 20)))
+    for r in rows:
+        funnel(chain, r, acc)
+        if not alive(r):
+            samples.add(*sample(r))
+    stats = merge_all([ordered_stats(chain, acc)])
+    stats.info.update(info)
+    write_report(out_dir, stats, samples)
+
+
+def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejected_dir: str | None,
+                   provenance: dict[str, Any], overwrite: bool = False, target_bytes: int | None = None) -> None:
+    """The text pipeline's steps in order, in this process; writes OUT, OUT.rejected and the report."""
+    chain = TextChain(cfg)  # validates the config (and model paths) before any output is touched
+    dedup = _dedup_params(cfg) if "dedup" in chain.stage_names else None  # a bad option fails now
+    schema = chain.schema()
+    ds = ShardDataset(pages_dir)
+    columns = page_columns(ds)
+    rprov = dict(provenance, job=(provenance.get("job") or "") + "-rejected")
+    prepare_output_dir(out_dir, "documents", job=provenance.get("job"), overwrite=overwrite)
+    if rejected_dir:
+        prepare_output_dir(rejected_dir, "documents-rejected", job=rprov.get("job"), overwrite=overwrite)
+
+    rows = [score_page(chain, page) for batch in ds.iter_batches(columns) for page in page_dicts(batch)]
+    log.info("text (local engine): %d pages scored", len(rows))
+    if chain.top_percent is not None:
+        rows = _quality(rows, chain, cfg)
+    rows = _decontam(rows, chain) if chain.decontam_active else [without_decontam(r) for r in rows]
+    if dedup is not None:
+        rows = _dedup(rows, dedup)
+
+    target = target_bytes or DEFAULT_TARGET_BYTES
+    write_keyed_rows(out_dir, "documents", schema, [r for r in rows if alive(r)], target_bytes=target,
+                     provenance=provenance)
+    if rejected_dir:
+        write_keyed_rows(rejected_dir, "documents-rejected", schema, [r for r in rows if not alive(r)],
+                         target_bytes=target, provenance=rprov)
+    _report(out_dir, rows, chain, cfg, report_info(pages_dir, rejected_dir, chain))

@@ -1,0 +1,73 @@
+"""The one-process text engine (pipelines/text_local.py) writes what the Beam pipeline writes:
+the same shards byte for byte, the same funnel and samples, on the demo pages plus bad input with
+every corpus-wide step on (quality top-p%, decontamination, exact + near dedup)."""
+import json
+import os
+
+import pytest
+import yaml
+
+from corpus.errors import CidermillError
+from corpus.report import read_report, read_samples
+from pipelines.beam_options import uses_local_engine
+from pipelines.cli import main
+from pipelines.text_job import run_text
+from tests.pipelines.test_text_pipeline import build_pages
+
+
+def _shards(directory):
+    with open(os.path.join(directory, "_manifest.json"), encoding="utf-8") as f:
+        m = json.load(f)
+    return [(s["path"], s["rows"], s["sha256"]) for s in m["shards"]], m["schema"]
+
+
+def test_engine_choice_from_the_options():
+    assert uses_local_engine([]) and uses_local_engine(None)
+    assert uses_local_engine(["--runner", "local"]) and uses_local_engine(["--runner=LOCAL"])
+    assert not uses_local_engine(["--runner=FnApiRunner"])
+    assert not uses_local_engine(["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
+    assert not uses_local_engine(["--runner", "dask", "--dask_workers", "2"])
+    with pytest.raises(CidermillError, match="--runner local .* takes no other Beam options"):
+        uses_local_engine(["--runner=local", "--direct_num_workers=2"])
+
+
+@pytest.mark.slow
+def test_local_engine_writes_the_beam_pipelines_bytes(tmp_path):
+    pages, cfg, _ = build_pages(tmp_path)
+    # small shards: several per dataset, so shard assignment is compared too
+    local = run_text(pages, str(tmp_path / "local"), cfg, target_bytes=20_000)
+    beam = run_text(pages, str(tmp_path / "beam"), cfg, ["--runner=FnApiRunner"], target_bytes=20_000)
+    for suffix in ("", ".rejected"):
+        got, want = _shards(str(tmp_path / "local") + suffix), _shards(str(tmp_path / "beam") + suffix)
+        assert got == want
+        assert len(got[0]) >= 2 and sum(rows for _, rows, _ in got[0]) > 0
+    assert {k: v for k, v in local.items() if k not in ("out_dir", "rejected_dir", "report")} == \
+        {k: v for k, v in beam.items() if k not in ("out_dir", "rejected_dir", "report")}
+    assert local["dropped"].get("dedup:exact_duplicate") and local["dropped"].get("decontam:eval_ngram_overlap")
+    assert any(r.startswith("quality:below_top_percent") for r in local["dropped"])
+    got_stats, want_stats = read_report(str(tmp_path / "local")), read_report(str(tmp_path / "beam"))
+    assert {n: (s.rows_in, s.kept, s.dropped) for n, s in got_stats.stages.items()} == \
+        {n: (s.rows_in, s.kept, s.dropped) for n, s in want_stats.stages.items()}
+    assert got_stats.info["stages"] == want_stats.info["stages"]
+    assert read_samples(str(tmp_path / "local")) == read_samples(str(tmp_path / "beam"))
+
+    # a rerun into the same place is idempotent; another job there is refused without --overwrite
+    run_text(pages, str(tmp_path / "local"), cfg, target_bytes=20_000)
+    assert _shards(str(tmp_path / "local")) == _shards(str(tmp_path / "beam"))
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({"stages": ["input", "dedup"]}))
+    with pytest.raises(CidermillError, match="already holds a different dataset"):
+        run_text(pages, str(tmp_path / "local"), str(other))
+
+
+def test_local_engine_cli_errors_are_one_line(tmp_path, capsys):
+    pages, _, _ = build_pages(tmp_path)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"stages": ["input", "dedup"], "dedup": {"bandz": 3}}))
+    assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--config", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "dedup" in err[0] and "bandz" in err[0], err
+    assert not os.path.exists(tmp_path / "o" / "_manifest.json")
+    assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--runner", "local",
+                 "--direct_num_workers=2"]) == 1
+    assert "takes no other Beam options" in capsys.readouterr().err
