@@ -14,7 +14,9 @@ Jobs (each a `cidermill text` run as a subprocess with a stage list):
   text   input, c4_lines, langid, gopher, repetition   (per-document work)
   dedup  input, dedup (exact + MinHash near)            (shuffle-heavy)
 Modes: inprocess (FnApiRunner, 1 process), mp2 (--direct_running_mode=multi_processing
---direct_num_workers=2), dask1 / dask2 (--runner dask, a local cluster of 1 / 2 worker processes).
+--direct_num_workers=2), dask1 / dask2 (--runner dask, a local cluster of 1 / 2 worker processes);
+for text and dedup also local / local2 (`cidermill text`'s own engine without Beam, the default
+with no Beam option, in one process or with --workers 2: `--modes local,local2 --merge`).
 Per run: wall seconds, CPU seconds of the whole process tree (getrusage of reaped children), peak
 RSS of the tree and of its largest single process (sampled from /proc every 0.2 s), and whether the
 output shards are byte-identical to the in-process run's; where the CPU went: the driver process
@@ -59,7 +61,10 @@ MODES = {
     "dask2": ["--runner=dask", "--dask_workers=2"],
 }
 MODES["extract2"] = ["--runner=FnApiRunner"]  # crawl only: in-process runner, 2 extraction processes
-BASELINE = {"mp2": "inprocess", "dask2": "dask1", "extract2": "inprocess"}
+# text and dedup only: `cidermill text`'s local engine (no Beam), one process or two (--workers 2)
+MODES["local"] = []
+MODES["local2"] = ["--workers=2"]
+BASELINE = {"mp2": "inprocess", "dask2": "dask1", "extract2": "inprocess", "local2": "local"}
 CRAWL_HOSTS = 8
 
 
@@ -465,7 +470,7 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
                                  f"(CPU-s each {c['cpu_each_of_two_s']} vs {c['cpu_alone_s']})",
                          "figure": f"{c['throughput_two_vs_one']:.2f}x", "target": "(ceiling for any 2-worker run)"})
     for job, target in (("text", ">= 1.7x"), ("dedup", ">= 1.6x"), ("images", "(context)")):
-        for mode in ("mp2", "dask2"):
+        for mode in ("mp2", "dask2", "local2"):
             if (job, mode) in by and by[(job, mode)]["speedup"]:
                 headline.append({"what": f"{job} job, 2 workers vs 1 ({mode})",
                                  "figure": f"{by[(job, mode)]['speedup']:.2f}x", "target": target})

@@ -159,3 +159,17 @@ class ShardDataset:
 
 def open_dataset(directory: str) -> ShardDataset:
     return ShardDataset(directory)
+
+
+ROWS_PER_READ_ITEM = 1024  # rows one read work item covers (a shard is cut into several)
+
+
+def read_items(dataset: ShardDataset, rows_per_item: int = ROWS_PER_READ_ITEM) -> list[tuple[int, int, int]]:
+    """(shard, start, stop) row ranges covering the dataset. Work items smaller than a shard let
+    a dataset of a few large shards spread over every worker (Beam's, or the local engine's
+    processes); the order of rows never matters, writers sort by key."""
+    items = []
+    for k, info in enumerate(dataset.manifest.shards):
+        for start in range(0, info.rows, rows_per_item):
+            items.append((k, start, min(start + rows_per_item, info.rows)))
+    return items

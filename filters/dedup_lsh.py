@@ -9,6 +9,7 @@ keys' shingle sets. The survivor rule is filters/dedup_cluster.py's: the smalles
 """
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
@@ -286,22 +287,41 @@ def mark_row(row: dict, labels: dict, key_field: str) -> dict:
     return with_marks(row, root, size, keep, None if keep else (EXACT_DUPLICATE if exact_dup else NEAR_DUPLICATE))
 
 
-def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: FusedParams) -> list[dict]:
+def prepare_with_data(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
+                      ngram: int, bands: int, rows: int, keep_signatures: bool = False) -> tuple[list, list, list]:
+    """`prepare_batch` into one partition, returning the verification data it keeps too:
+    (exact items, band packs, [(key hash, key, data)]). A function of its arguments alone, so a
+    worker process can run it."""
+    keep: list = []
+    exact_items, band_items = prepare_batch(batch, text_field, key_field, exact, hasher, ngram, bands, rows, 1,
+                                            keep=keep, keep_signatures=keep_signatures)
+    return exact_items, [pack for _, pack in band_items], keep
+
+
+def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: FusedParams,
+                     map_batches: Callable = map) -> list[dict]:
     """Every row, marked, in one process: the steps of pipelines/dedup_fused.py in order, with
-    dicts where Beam shuffles. Memory: the rows, plus what FusedDedup's side inputs hold."""
+    dicts where Beam shuffles. `map_batches(fn, batches)` may spread the per-batch preparation
+    over processes (results in batch order); the rest runs here. Memory: the rows, 4 bytes per
+    distinct shingle of each document (its verification data, kept instead of shingling candidate
+    documents twice), and the band entries (20 bytes per band and document)."""
     if not (p.exact or p.near):
         return [with_marks(r, key_of(r, key_field), 1, True, None) for r in rows]
     hasher = MinHasher(p.num_perm, p.seed) if p.near else None
+    batches = [[{text_field: r.get(text_field), key_field: r.get(key_field)} for r in rows[i:i + p.batch_size]]
+               for i in range(0, len(rows), p.batch_size)]  # only what preparation reads crosses to a worker
+    prep = functools.partial(prepare_with_data, text_field=text_field, key_field=key_field, exact=p.exact,
+                             hasher=hasher, ngram=p.ngram, bands=p.bands, rows=p.rows,
+                             keep_signatures=p.verify == "signature")
     exact_groups: dict[str, list[str]] = defaultdict(list)
     packs: list = []
     kept: list = []  # (key hash, key, verification data) per near-dedup row: no second shingling
-    for i in range(0, len(rows), p.batch_size):
-        exact_items, band_items = prepare_batch(rows[i:i + p.batch_size], text_field, key_field, p.exact, hasher,
-                                                p.ngram, p.bands, p.rows, 1,  # one partition: same buckets
-                                                keep=kept, keep_signatures=p.verify == "signature")
+    for exact_items, batch_packs, batch_kept in map_batches(prep, batches):
         for h, key in exact_items:
             exact_groups[h].append(key)
-        packs.extend(pack for _, pack in band_items)
+        packs.extend(batch_packs)
+        kept.extend(batch_kept)
+    del batches
     uf, exact_dups = UnionFind(), set()
     for item in exact_groups.items():
         for edge in exact_edges(item):

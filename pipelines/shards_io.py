@@ -14,7 +14,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from corpus.keyed_shards import approx_size, keyed_table, shard_count, shard_table, split_by_shard
-from corpus.reader import ShardDataset
+from corpus.reader import ShardDataset, read_items
 from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, prepare_output_dir, write_shard_file
 
 BLOB_ROWS, BLOB_BYTES = 4096, 16 << 20  # a blob is cut at whichever comes first
@@ -108,20 +108,6 @@ class WriteShards(beam.PTransform):
         return (infos
                 | "Collect" >> beam.combiners.ToList()
                 | "Manifest" >> beam.Map(lambda shards: finalize_dataset(out_dir, kind, schema, shards, prov)))
-
-
-ROWS_PER_READ_ITEM = 1024  # rows one read work item covers (a shard is cut into several)
-
-
-def read_items(dataset: ShardDataset, rows_per_item: int = ROWS_PER_READ_ITEM) -> list[tuple[int, int, int]]:
-    """(shard, start, stop) row ranges covering the dataset. Work items smaller than a shard let
-    a dataset of a few large shards spread over every worker (the steps fused after the read run
-    where the item was read); the order of rows never matters, the writer sorts by key."""
-    items = []
-    for k, info in enumerate(dataset.manifest.shards):
-        for start in range(0, info.rows, rows_per_item):
-            items.append((k, start, min(start + rows_per_item, info.rows)))
-    return items
 
 
 class _ReadShard(beam.DoFn):

@@ -10,6 +10,10 @@ for byte, as the Beam pipeline (tests/pipelines/test_text_local.py compares the 
 shard). Scale-out stays Beam's: any Beam option (workers, Dask, Dataflow) selects the Beam
 pipeline, pipelines/text_pipeline.py.
 
+Workers: `--workers N` scores pages and prepares dedup entries in N processes
+(pipelines/local_workers.py); the corpus-wide steps and the writing stay in this one, so the
+bytes are the same for any N.
+
 Memory: every scored row is held until the corpus-wide decisions are made, as Beam's in-process
 runner holds its PCollections. `dedup.mode: keyed` exists to spread dedup state over workers; in
 one process both modes run the fused steps, whose marks equal the keyed path's (tested in
@@ -29,8 +33,9 @@ from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir
 from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
+from pipelines.local_workers import score_pages, worker_map
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
-                                 page_columns, page_dicts, report_info, sample, score_page, without_decontam)
+                                 page_columns, report_info, sample, without_decontam)
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +66,10 @@ def _dedup_params(cfg: dict[str, Any]) -> FusedParams:
         raise ConfigError(f"text config: dedup: {e}") from None
 
 
-def _dedup(rows: list[dict], params: FusedParams) -> list[dict]:
+def _dedup(rows: list[dict], params: FusedParams, pmap=map) -> list[dict]:
     live = [r for r in rows if alive(r)]
     dead = [r for r in rows if not alive(r)]
-    return [apply_dedup(r) for r in fused_dedup_rows(live, "text", "id", params)] + dead
+    return [apply_dedup(r) for r in fused_dedup_rows(live, "text", "id", params, pmap)] + dead
 
 
 def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any], info: dict[str, Any]) -> None:
@@ -80,25 +85,28 @@ def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any
 
 
 def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejected_dir: str | None,
-                   provenance: dict[str, Any], overwrite: bool = False, target_bytes: int | None = None) -> None:
-    """The text pipeline's steps in order, in this process; writes OUT, OUT.rejected and the report."""
+                   provenance: dict[str, Any], overwrite: bool = False, target_bytes: int | None = None,
+                   workers: int = 1) -> None:
+    """The text pipeline's steps in order; writes OUT, OUT.rejected and the report. Scoring and
+    dedup preparation run in `workers` processes (pipelines/local_workers.py), the rest here."""
     chain = TextChain(cfg)  # validates the config (and model paths) before any output is touched
     dedup = _dedup_params(cfg) if "dedup" in chain.stage_names else None  # a bad option fails now
     schema = chain.schema()
-    ds = ShardDataset(pages_dir)
-    columns = page_columns(ds)
+    columns = page_columns(ShardDataset(pages_dir))
     rprov = dict(provenance, job=(provenance.get("job") or "") + "-rejected")
     prepare_output_dir(out_dir, "documents", job=provenance.get("job"), overwrite=overwrite)
     if rejected_dir:
         prepare_output_dir(rejected_dir, "documents-rejected", job=rprov.get("job"), overwrite=overwrite)
 
-    rows = [score_page(chain, page) for batch in ds.iter_batches(columns) for page in page_dicts(batch)]
-    log.info("text (local engine): %d pages scored", len(rows))
-    if chain.top_percent is not None:
-        rows = _quality(rows, chain, cfg)
-    rows = _decontam(rows, chain) if chain.decontam_active else [without_decontam(r) for r in rows]
-    if dedup is not None:
-        rows = _dedup(rows, dedup)
+    with worker_map(workers, pages_dir, columns, cfg) as pmap:
+        rows = score_pages(pmap, pages_dir)
+        log.info("text (local engine, %d process%s): %d pages scored", workers, "es" if workers > 1 else "",
+                 len(rows))
+        if chain.top_percent is not None:
+            rows = _quality(rows, chain, cfg)
+        rows = _decontam(rows, chain) if chain.decontam_active else [without_decontam(r) for r in rows]
+        if dedup is not None:
+            rows = _dedup(rows, dedup, pmap)
 
     target = target_bytes or DEFAULT_TARGET_BYTES
     write_keyed_rows(out_dir, "documents", schema, [r for r in rows if alive(r)], target_bytes=target,

@@ -20,6 +20,9 @@ def configure(p) -> None:
     p.add_argument("--eval-sets", nargs="+", metavar="FILE", help="evaluation sets for decontamination "
                    "(.jsonl or .txt; same as decontam.eval_sets in the config)")
     p.add_argument("--overwrite", action="store_true", help="replace a different dataset already in --out")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="processes of the local engine (the default engine when no Beam option is given): "
+                        "scoring and dedup preparation spread over them; same output for any N")
 
 
 def run(args, beam_args) -> int:
@@ -38,7 +41,7 @@ def run(args, beam_args) -> int:
     t0 = time.time()
     overrides = {"decontam": {"eval_sets": list(args.eval_sets)}} if args.eval_sets else None
     s = run_text(args.pages, args.out, args.config, beam_args, rejected_dir=rejected, overwrite=args.overwrite,
-                 overrides=overrides)
+                 overrides=overrides, workers=args.workers)
     print(f"text: {s['rows_in']} pages -> {s['kept']} documents in {time.time() - t0:.1f}s", file=sys.stderr)
     for name, f in s["funnel"].items():
         print(f"  {name:<11} in {f['in']:>8}  kept {f['kept']:>8}", file=sys.stderr)

@@ -1,6 +1,7 @@
-"""The one-process text engine (pipelines/text_local.py) writes what the Beam pipeline writes:
-the same shards byte for byte, the same funnel and samples, on the demo pages plus bad input with
-every corpus-wide step on (quality top-p%, decontamination, exact + near dedup)."""
+"""The local text engine (pipelines/text_local.py) writes what the Beam pipeline writes: the same
+shards byte for byte, the same funnel and samples, with one process or two, on the demo pages
+plus bad input with every corpus-wide step on (quality top-p%, decontamination, exact + near
+dedup)."""
 import json
 import os
 
@@ -51,6 +52,12 @@ def test_local_engine_writes_the_beam_pipelines_bytes(tmp_path):
     assert got_stats.info["stages"] == want_stats.info["stages"]
     assert read_samples(str(tmp_path / "local")) == read_samples(str(tmp_path / "beam"))
 
+    # two worker processes (scoring and dedup preparation spread over them): the same bytes
+    two = run_text(pages, str(tmp_path / "two"), cfg, target_bytes=20_000, workers=2)
+    assert two["kept"] == local["kept"] and two["dropped"] == local["dropped"]
+    for suffix in ("", ".rejected"):
+        assert _shards(str(tmp_path / "two") + suffix) == _shards(str(tmp_path / "beam") + suffix)
+
     # a rerun into the same place is idempotent; another job there is refused without --overwrite
     run_text(pages, str(tmp_path / "local"), cfg, target_bytes=20_000)
     assert _shards(str(tmp_path / "local")) == _shards(str(tmp_path / "beam"))
@@ -71,3 +78,7 @@ def test_local_engine_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--runner", "local",
                  "--direct_num_workers=2"]) == 1
     assert "takes no other Beam options" in capsys.readouterr().err
+    assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--workers", "2", "--runner", "dask"]) == 1
+    assert "--workers sets the local engine's processes" in capsys.readouterr().err
+    assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--workers", "0"]) == 1
+    assert "--workers must be in 1.." in capsys.readouterr().err
