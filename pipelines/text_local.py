@@ -1,5 +1,5 @@
-"""The text pipeline in one process, without Beam: the default engine of `cidermill text` on one
-machine when no Beam option is given (`--runner local` names it).
+"""The text pipeline on one machine without Beam: the default engine of `cidermill text` when no
+Beam option is given (`--runner local` names it).
 
 Why: on one machine Beam's in-process runner costs a fixed ~3 CPU-s (importing Beam, building the
 graph, bundles) and per-element overhead between every step, which is most of a dedup job's CPU
@@ -7,8 +7,8 @@ graph, bundles) and per-element overhead between every step, which is most of a 
 functions (filters/chain.py per page, pipelines/text_rows.py per row, filters/dedup_lsh.py for
 dedup, corpus/keyed_shards.py for shards), in the same order, so it writes the same shards, byte
 for byte, as the Beam pipeline (tests/pipelines/test_text_local.py compares the sha256 of every
-shard). Scale-out stays Beam's: any Beam option (workers, Dask, Dataflow) selects the Beam
-pipeline, pipelines/text_pipeline.py.
+shard). Past one machine is Beam's: any Beam option (its workers, Dask, Dataflow) selects the
+Beam pipeline, pipelines/text_pipeline.py.
 
 Workers: `--workers N` scores pages and prepares dedup entries in N processes
 (pipelines/local_workers.py); the corpus-wide steps and the writing stay in this one, so the
