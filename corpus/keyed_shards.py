@@ -29,8 +29,18 @@ def approx_size(value: Any) -> int:
         return 1
     if isinstance(value, (bytes, str)):
         return len(value) + 4
-    if isinstance(value, dict):
-        return sum(approx_size(v) for v in value.values())
+    if isinstance(value, dict):  # a row: one loop over its fields, recursing only into nested values
+        total = 0
+        for v in value.values():
+            if v is None:
+                total += 1
+            elif isinstance(v, (bytes, str)):
+                total += len(v) + 4
+            elif isinstance(v, (dict, list, tuple)):
+                total += approx_size(v)
+            else:
+                total += 8
+        return total
     if isinstance(value, (list, tuple)):
         return 4 + sum(approx_size(v) for v in value)
     return 8
