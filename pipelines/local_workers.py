@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator
 
+from corpus.errors import CidermillError
 from corpus.reader import ShardDataset, read_items
 from filters.chain import TextChain
 from pipelines.text_rows import page_dicts, score_page
@@ -45,8 +48,18 @@ def worker_map(workers: int, pages_dir: str, columns: list[str], cfg: dict[str, 
             _STATE.clear()
         return
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(workers, initializer=_load, initargs=(pages_dir, columns, cfg)) as pool:
-        yield lambda fn, items: pool.imap(fn, items, chunksize=1)
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_load, initargs=(pages_dir, columns, cfg)) as pool:
+        yield lambda fn, items: _checked(pool.map(fn, items))
+
+
+def _checked(results: Iterator) -> Iterator:
+    """A worker that dies (killed, out of memory) breaks the pool: one clear error instead of a
+    job that waits forever; nothing has been written yet (outputs are written after the workers)."""
+    try:
+        yield from results
+    except BrokenProcessPool:
+        raise CidermillError("a local worker process died (killed, or out of memory) before the job wrote "
+                             "anything; rerun with fewer --workers or more memory") from None
 
 
 def score_pages(pmap: Callable, pages_dir: str) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_
         raise ConfigError("--workers sets the local engine's processes; a Beam run takes Beam's options "
                           "(--direct_num_workers=N --direct_running_mode=multi_processing, or --runner dask)")
     log.info("text: %s -> %s (rejected rows: %s; engine: %s)", pages_dir, out_dir, rejected_dir or "not written",
-             "local, one process" if local else "Beam")
+             f"local, {workers} process{'es' if workers > 1 else ''}" if local else "Beam")
     kw = dict(rejected_dir=rejected_dir, provenance=prov, overwrite=overwrite, target_bytes=target_bytes)
     if local:
         from pipelines.text_local import run_text_local  # noqa: PLC0415

@@ -33,9 +33,8 @@ def run(args, beam_args) -> int:
 
     from pipelines.text_job import run_text
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
-    # importing Beam has already given the root logger a handler at WARNING, so basicConfig above
-    # does nothing there: the project's own progress lines are raised to INFO here, Beam's stay quiet
+    # other libraries (Beam, Dask) stay at WARNING; the project's own progress lines are at INFO
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", stream=sys.stderr)
     logging.getLogger("pipelines").setLevel(logging.INFO)
     rejected = None if args.no_rejected else (args.rejected or "")
     t0 = time.time()

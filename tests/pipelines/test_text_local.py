@@ -82,3 +82,50 @@ def test_local_engine_cli_errors_are_one_line(tmp_path, capsys):
     assert "--workers sets the local engine's processes" in capsys.readouterr().err
     assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--workers", "0"]) == 1
     assert "--workers must be in 1.." in capsys.readouterr().err
+
+
+def _spawned_workers() -> list[int]:
+    """Pids of this process's multiprocessing workers (not its resource tracker), from /proc."""
+    pids = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            pids += [int(p) for p in f.read().split()]
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"spawn_main" in cmd and b"resource_tracker" not in cmd:
+            out.append(pid)
+    return out
+
+
+def test_a_killed_worker_is_one_clear_error_and_nothing_is_written(tmp_path):
+    import signal
+    import threading
+    import time
+
+    pages, cfg, _ = build_pages(tmp_path)
+    out = str(tmp_path / "docs")
+    result: dict = {}
+
+    def job():
+        try:
+            run_text(pages, out, cfg, workers=2)
+        except CidermillError as e:
+            result["error"] = str(e)
+
+    t = threading.Thread(target=job)
+    t.start()
+    deadline = time.time() + 60
+    while not _spawned_workers() and time.time() < deadline:  # workers need seconds to import and load
+        time.sleep(0.005)
+    workers = _spawned_workers()
+    assert workers, "no worker process appeared"
+    os.kill(workers[0], signal.SIGKILL)
+    t.join(120)
+    assert not t.is_alive()
+    assert "worker process died" in result.get("error", ""), result
+    assert not os.path.exists(os.path.join(out, "_manifest.json"))
