@@ -11,7 +11,7 @@ from typing import Sequence
 from corpus.errors import CidermillError
 
 DEFAULT_RUNNER = "FnApiRunner"
-LOCAL = "local"  # `--runner local`: a verb's own one-process engine, no Beam (only `text` has one)
+LOCAL = "local"  # `--runner local`: a verb's own engine without Beam (only `text` has one)
 # short runner names the project adds (Beam accepts a class path for --runner)
 SHORT_RUNNERS = {"dask": "pipelines.runners.dask_runner.DaskRunner"}
 

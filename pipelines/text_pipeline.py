@@ -8,7 +8,7 @@ filters.chain.TextChain (plain Python). On top of it, three corpus-wide steps:
      `max_corpus_count`+ documents are common phrases and do not drop anything;
   3. dedup: exact + near dedup over the surviving documents (pipelines/dedup_fused.py; with
      `dedup.mode: keyed`, ExactDedup then NearDedup of pipelines/dedup.py).
-Row rules shared with the one-process engine (pipelines/text_local.py) live in
+Row rules shared with the local engine (pipelines/text_local.py, no Beam) live in
 pipelines/text_rows.py; `cidermill text` picks the engine (pipelines/text_job.py).
 
 Where rows go (chosen so trainers read OUT and nothing else, reviewers can re-threshold):
