@@ -117,12 +117,14 @@ def test_a_killed_worker_is_one_clear_error_and_nothing_is_written(tmp_path):
         except CidermillError as e:
             result["error"] = str(e)
 
+    before = set(_spawned_workers())  # earlier tests' spawned processes (a Dask cluster) are not this job's
     t = threading.Thread(target=job)
     t.start()
     deadline = time.time() + 60
-    while not _spawned_workers() and time.time() < deadline:  # workers need seconds to import and load
+    workers: list[int] = []
+    while not workers and time.time() < deadline:  # workers need seconds to import and load
+        workers = [p for p in _spawned_workers() if p not in before]
         time.sleep(0.005)
-    workers = _spawned_workers()
     assert workers, "no worker process appeared"
     os.kill(workers[0], signal.SIGKILL)
     t.join(120)
