@@ -159,12 +159,13 @@ def candidate_pairs(item):
 
 
 def prepare_batch(batch: Iterable[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
-                  ngram: int, bands: int, rows: int, partitions: int, keep: list | None = None,
-                  keep_signatures: bool = False) -> tuple[list, list]:
-    """Rows -> ([(exact hash, key)], [(partition, packed band entries)]). One normalisation per
-    text; rows whose text normalises to nothing take no part. `hasher` None: no near dedup.
-    `keep` (a list): (key hash, key, verification data) of every near-dedup row is appended to it,
-    as `candidate_data` would derive it again (the signature if `keep_signatures`)."""
+                  ngram: int, bands: int, rows: int, partitions: int, keep_data: str | None = None
+                  ) -> tuple[list, list, list]:
+    """Rows -> ([(exact hash, key)], [(partition, packed band entries)], [(key hash, key, data)]).
+    One normalisation per text; rows whose text normalises to nothing take no part. `hasher`
+    None: no near dedup. The third list holds each near-dedup row's verification data, as
+    `candidate_data` would derive it again, when `keep_data` names it ("exact": the distinct
+    shingle hashes, "signature": the signature); else it is empty."""
     exact_items, keys, spaced = [], [], []
     for row in batch:
         text = row.get(text_field)
@@ -178,18 +179,20 @@ def prepare_batch(batch: Iterable[dict], text_field: str, key_field: str, exact:
             keys.append(key)
             spaced.append(spaced_words(norm))
     if not keys:
-        return exact_items, []
+        return exact_items, [], []
     flat, counts = shingle_hashes_spaced(spaced, ngram)
     sets, set_counts = distinct_per_document(flat, counts)
     del flat, spaced
-    sigs = hasher.signatures(np.split(sets, np.cumsum(set_counts)[:-1]))
+    set_list = np.split(sets, np.cumsum(set_counts)[:-1])
+    sigs = hasher.signatures(set_list)
     buckets = band_hashes(sigs, bands, rows)
     fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
     khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
-    if keep is not None:
-        data = sigs if keep_signatures else np.split(sets, np.cumsum(set_counts)[:-1])
-        keep.extend(zip(khs.tolist(), keys, (d.tobytes() for d in data)))
-    return exact_items, list(band_partitions(buckets, fps, khs, bands, max(1, partitions)))
+    kept = []
+    if keep_data is not None:
+        data = sigs if keep_data == "signature" else set_list
+        kept = list(zip(khs.tolist(), keys, (d.tobytes() for d in data)))
+    return exact_items, list(band_partitions(buckets, fps, khs, bands, max(1, partitions))), kept
 
 
 def partner_index(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
@@ -226,10 +229,16 @@ def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_fiel
     data = np.split(sets, np.cumsum(set_counts)[:-1])
     if hasher is not None:
         data = list(hasher.signatures(data))
-    for (kh, key, partners), d in zip(found, data):
-        blob = d.tobytes()
-        for p in partners:
-            yield (min(kh, p), max(kh, p)), (kh, key, blob)
+    yield from by_pair(((kh, key, d.tobytes()) for (kh, key, _), d in zip(found, data)), index)
+
+
+def by_pair(members: Iterable[tuple[int, str, bytes]], index: dict[int, list[int]]
+            ) -> Iterator[tuple[tuple[int, int], tuple[int, str, bytes]]]:
+    """(key hash, key, data) of documents -> ((a, b), member) once per candidate pair (partner_index)
+    the document is in."""
+    for kh, key, data in members:
+        for p in index.get(kh, ()):
+            yield (min(kh, p), max(kh, p)), (kh, key, data)
 
 
 def verify_pair(item, threshold: float, similarity: Callable[[np.ndarray, np.ndarray], float]):
@@ -287,17 +296,6 @@ def mark_row(row: dict, labels: dict, key_field: str) -> dict:
     return with_marks(row, root, size, keep, None if keep else (EXACT_DUPLICATE if exact_dup else NEAR_DUPLICATE))
 
 
-def prepare_with_data(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
-                      ngram: int, bands: int, rows: int, keep_signatures: bool = False) -> tuple[list, list, list]:
-    """`prepare_batch` into one partition, returning the verification data it keeps too:
-    (exact items, band packs, [(key hash, key, data)]). A function of its arguments alone, so a
-    worker process can run it."""
-    keep: list = []
-    exact_items, band_items = prepare_batch(batch, text_field, key_field, exact, hasher, ngram, bands, rows, 1,
-                                            keep=keep, keep_signatures=keep_signatures)
-    return exact_items, [pack for _, pack in band_items], keep
-
-
 def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: FusedParams,
                      map_batches: Callable = map) -> list[dict]:
     """Every row, marked, in one process: the steps of pipelines/dedup_fused.py in order, with
@@ -310,16 +308,17 @@ def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: Fused
     hasher = MinHasher(p.num_perm, p.seed) if p.near else None
     batches = [[{text_field: r.get(text_field), key_field: r.get(key_field)} for r in rows[i:i + p.batch_size]]
                for i in range(0, len(rows), p.batch_size)]  # only what preparation reads crosses to a worker
-    prep = functools.partial(prepare_with_data, text_field=text_field, key_field=key_field, exact=p.exact,
+    prep = functools.partial(prepare_batch, text_field=text_field, key_field=key_field, exact=p.exact,
                              hasher=hasher, ngram=p.ngram, bands=p.bands, rows=p.rows,
-                             keep_signatures=p.verify == "signature")
+                             partitions=1,  # one partition: the buckets are the same
+                             keep_data=p.verify)
     exact_groups: dict[str, list[str]] = defaultdict(list)
     packs: list = []
     kept: list = []  # (key hash, key, verification data) per near-dedup row: no second shingling
-    for exact_items, batch_packs, batch_kept in map_batches(prep, batches):
+    for exact_items, band_items, batch_kept in map_batches(prep, batches):
         for h, key in exact_items:
             exact_groups[h].append(key)
-        packs.extend(batch_packs)
+        packs.extend(pack for _, pack in band_items)
         kept.extend(batch_kept)
     del batches
     uf, exact_dups = UnionFind(), set()
@@ -330,9 +329,8 @@ def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: Fused
         pairs = {pair for bucket in unpack_partition((0, packs)) for pair in candidate_pairs(bucket)}
         index = partner_index(pairs)
         members: dict[tuple[int, int], list] = defaultdict(list)
-        for kh, key, data in kept:
-            for partner in index.get(kh, ()):
-                members[(min(kh, partner), max(kh, partner))].append((kh, key, data))
+        for pair, member in by_pair(kept, index):
+            members[pair].append(member)
         del kept
         similarity = similarity_for(p.verify)
         for item in members.items():

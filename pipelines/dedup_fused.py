@@ -51,8 +51,8 @@ class _Prepare(beam.DoFn):
         self.hasher = MinHasher(self.num_perm, self.seed) if self.near else None
 
     def process(self, batch):
-        exact_items, band_items = prepare_batch(batch, self.text_field, self.key_field, self.exact, self.hasher,
-                                                self.ngram, self.bands, self.rows, self.partitions)
+        exact_items, band_items, _ = prepare_batch(batch, self.text_field, self.key_field, self.exact, self.hasher,
+                                                   self.ngram, self.bands, self.rows, self.partitions)
         for item in exact_items:
             yield beam.pvalue.TaggedOutput(EXACT, item)
         for item in band_items:
