@@ -26,6 +26,7 @@ _STATE: dict[str, Any] = {}  # per process: the chain and the pages dataset
 
 
 def _load(pages_dir: str, columns: list[str], cfg: dict[str, Any]) -> None:
+    """A worker's start: its own chain (models loaded once) and its own handle on the pages."""
     _STATE.update(chain=TextChain(cfg), dataset=ShardDataset(pages_dir), columns=columns)
 
 
@@ -36,19 +37,22 @@ def score_item(item: tuple[int, int, int]) -> list[dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def worker_map(workers: int, pages_dir: str, columns: list[str], cfg: dict[str, Any]) -> Iterator[Callable]:
+def worker_map(workers: int, chain: TextChain, dataset: ShardDataset, columns: list[str],
+               cfg: dict[str, Any]) -> Iterator[Callable]:
     """A `map(fn, items)` that runs in `workers` processes (results in item order), or in this
-    process for one worker; every process has the chain loaded. Pools are spawned, not forked:
-    a forked copy of a process that already runs Arrow's threads is not safe."""
+    process for one worker, with the caller's chain and dataset; every worker process loads its
+    own from `cfg`. Pools are spawned, not forked: a forked copy of a process that already runs
+    Arrow's threads is not safe."""
     if workers <= 1:
-        _load(pages_dir, columns, cfg)
+        _STATE.update(chain=chain, dataset=dataset, columns=columns)
         try:
             yield map
         finally:
             _STATE.clear()
         return
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_load, initargs=(pages_dir, columns, cfg)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_load,
+                             initargs=(dataset.directory, columns, cfg)) as pool:
         yield lambda fn, items: _checked(pool.map(fn, items))
 
 
@@ -62,9 +66,9 @@ def _checked(results: Iterator) -> Iterator:
                              "anything; rerun with fewer --workers or more memory") from None
 
 
-def score_pages(pmap: Callable, pages_dir: str) -> list[dict[str, Any]]:
+def score_pages(pmap: Callable, dataset: ShardDataset) -> list[dict[str, Any]]:
     """Every page of the dataset, scored, in dataset order."""
     rows: list[dict[str, Any]] = []
-    for part in pmap(score_item, read_items(ShardDataset(pages_dir))):
+    for part in pmap(score_item, read_items(dataset)):
         rows.extend(part)
     return rows

@@ -92,14 +92,15 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
     chain = TextChain(cfg)  # validates the config (and model paths) before any output is touched
     dedup = _dedup_params(cfg) if "dedup" in chain.stage_names else None  # a bad option fails now
     schema = chain.schema()
-    columns = page_columns(ShardDataset(pages_dir))
+    dataset = ShardDataset(pages_dir)
+    columns = page_columns(dataset)
     rprov = dict(provenance, job=(provenance.get("job") or "") + "-rejected")
     prepare_output_dir(out_dir, "documents", job=provenance.get("job"), overwrite=overwrite)
     if rejected_dir:
         prepare_output_dir(rejected_dir, "documents-rejected", job=rprov.get("job"), overwrite=overwrite)
 
-    with worker_map(workers, pages_dir, columns, cfg) as pmap:
-        rows = score_pages(pmap, pages_dir)
+    with worker_map(workers, chain, dataset, columns, cfg) as pmap:
+        rows = score_pages(pmap, dataset)
         log.info("text (local engine, %d process%s): %d pages scored", workers, "es" if workers > 1 else "",
                  len(rows))
         if chain.top_percent is not None:
