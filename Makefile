@@ -6,9 +6,9 @@ STAMP   := $(VENV)/.cidermill-installed
 SUDO    := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps wordlists bench-deps demo test bench clean-demo
+.PHONY: setup system-deps wordlists native bench-deps demo test bench clean-demo
 
-setup: $(STAMP) system-deps wordlists
+setup: $(STAMP) system-deps wordlists native
 
 # Safety word lists for 14 of the report's 15 languages: the npm package naughty-words (LDNOOBW,
 # CC-BY-4.0), unpacked outside git (never committed); filters/safety.py reads them from here.
@@ -28,6 +28,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --force-reinstall --no-deps fasttext==0.9.3
 	$(PY) -c "import fasttext; assert hasattr(fasttext, 'train_supervised'), 'fasttext lost train_supervised'"
 	@touch $(STAMP)
+
+# The compiled dedup kernel (filters/dedup_native.c): built with the system C compiler into
+# ~/.cache/cidermill/native (or $$CIDERMILL_NATIVE_DIR); without it dedup uses its numpy path.
+native: $(STAMP)
+	@command -v cc >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gcc; }
+	$(PY) -c "from filters import dedup_native; print('dedup kernel:', dedup_native.build())"
 
 # OCR: tesseract with the packs of the report's 15 languages (the models ship inside the packages).
 TESS_LANGS := eng fra deu ita por spa jpn kor chi-sim dan nld nor swe tur vie

