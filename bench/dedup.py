@@ -396,9 +396,12 @@ NOT_COVERED = [
     "subtract it",
     "ours runs in one process here; with Beam workers or Dask (bench/scale.py) the fixed cost is Beam's again",
     "measured on a shared, loaded 2-core machine: CPU-s, not wall time, and medians of rounds",
+    "the compiled kernel is built with this machine's cc (GCC, -O3, AVX2 clone picked at load); without a "
+    "compiler dedup runs the numpy path (the 'numpy path' row)",
 ]
 OURS = "cidermill text [input, dedup] (local engine)"
 OURS_BEAM = "cidermill text [input, dedup], --runner FnApiRunner (Beam in-process, before)"
+OURS_NUMPY = "cidermill text [input, dedup] (local engine, numpy path: CIDERMILL_NATIVE=0, before)"
 OURS_INPUT = "cidermill text [input] (no dedup: read, sanitise, write, report)"
 OURS_SMALL = "cidermill text [input, dedup], 100 docs (fixed start-up)"
 RENSA = "rensa 0.5 loop (R-MinHash 128, LSH 16x8)"
@@ -406,7 +409,7 @@ RENSA_SMALL = "rensa 0.5 loop, 100 docs (fixed start-up)"
 
 
 def run_ours_pipeline(pages: str, scratch: Path, beam_args=(), stages: str = "[input, dedup]", mode: str = "fused",
-                      tag: str = "ours") -> dict:
+                      tag: str = "ours", env: dict | None = None) -> dict:
     """`cidermill text` with `stages` (default [input, dedup]: shards in, exact + near dedup +
     verification, kept and rejected shards and the report out); no Beam flags = the one-process
     local engine, the command's default."""
@@ -415,7 +418,7 @@ def run_ours_pipeline(pages: str, scratch: Path, beam_args=(), stages: str = "[i
     out = scratch / f"{tag}-out"
     res = timed_child([sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", str(out),
                        "--config", str(cfg), "--overwrite", *beam_args],
-                      env={"PYTHONPATH": str(REPO)})
+                      env={"PYTHONPATH": str(REPO), **(env or {})})
     res["summary"] = json.loads(res["stdout"].strip().splitlines()[-1])
     res["shards"] = [json.loads((Path(d) / "_manifest.json").read_text())["shards"] for d in (out, f"{out}.rejected")]
     return res
@@ -440,13 +443,14 @@ def speed(pages: str, jsonl: str, n_docs: int, bands, rows, peers_py, scratch, r
     documents as JSONL. Rounds interleave the tools so load drifts hit all of them alike.
 
     Besides the end-to-end runs: ours before (the same job on Beam's in-process runner, which
-    was the default), the same job without the dedup stage (what reading, sanitising and writing
+    was the default, and on the numpy path instead of the compiled kernel), the same job without the dedup stage (what reading, sanitising and writing
     cost), and ours and the rensa loop on `small_n` documents (each side's fixed start-up:
     interpreter, imports), so that the work per document can be reported without the fixed part."""
     runs = defaultdict(list)
     for r in range(rounds):
         runs[OURS].append(run_ours_pipeline(pages, scratch))
         runs[OURS_BEAM].append(run_ours_pipeline(pages, scratch, ["--runner=FnApiRunner"], tag="beam"))
+        runs[OURS_NUMPY].append(run_ours_pipeline(pages, scratch, tag="numpy", env={"CIDERMILL_NATIVE": "0"}))
         runs[OURS_INPUT].append(run_ours_pipeline(pages, scratch, stages="[input]", tag="input"))
         if small_pages:
             runs[OURS_SMALL].append(run_ours_pipeline(small_pages, scratch, tag="small"))
@@ -499,6 +503,9 @@ def speed(pages: str, jsonl: str, n_docs: int, bands, rows, peers_py, scratch, r
         same = ([r["summary"]["dropped"] for r in runs[OURS]] == [r["summary"]["dropped"] for r in runs[OURS_BEAM]]
                 and runs[OURS][0]["shards"] == runs[OURS_BEAM][0]["shards"])
         derived["local_same_bytes_as_beam"] = same
+    if OURS_NUMPY in table:
+        derived["native_vs_numpy"] = table[OURS_NUMPY]["cpu_s"] / table[OURS]["cpu_s"]
+        derived["native_same_bytes_as_numpy"] = runs[OURS][0]["shards"] == runs[OURS_NUMPY][0]["shards"]
     if derived:
         print("  derived: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in derived.items()))
     return table, derived
@@ -668,6 +675,10 @@ def main():
             headline.append({"what": "dedup end to end, local engine (now, the default) vs Beam in-process (before), "
                                      "CPU-s ratio; same shard bytes: " + str(derived["local_same_bytes_as_beam"]),
                              "figure": f"{derived['local_vs_beam']:.2f}x", "target": "(context)"})
+        if derived.get("native_vs_numpy"):
+            headline.append({"what": "dedup end to end, compiled kernel (now) vs the numpy path (before), CPU-s "
+                                     "ratio; same shard bytes: " + str(derived["native_same_bytes_as_numpy"]),
+                             "figure": f"{derived['native_vs_numpy']:.2f}x", "target": "(context)"})
         rensa = RENSA if RENSA in table else None
         if rensa:
             headline.append({"what": "dedup peak RSS, ours vs rensa loop", "figure":
