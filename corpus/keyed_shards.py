@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus.arrow_rows import int64_array, string_array, table_from_rows, uint64_array, uint64_values
 from corpus.buckets import key_hash
 from corpus.errors import ShardError
 from corpus.manifest import Manifest
@@ -52,16 +53,16 @@ def shard_count(total_bytes: int, target_bytes: int) -> int:
 
 def keyed_table(rows: list[dict], schema: pa.Schema, keys: list[str]) -> pa.Table:
     """Rows as an Arrow table of `schema` plus their key and key hash."""
-    table = pa.Table.from_pylist(rows, schema=schema)
+    table = table_from_rows(rows, schema)  # = pa.Table.from_pylist, without importing pandas
     hashes = [key_hash(k) for k in keys]
-    return table.append_column(KEY, pa.array(keys, pa.string())).append_column(HASH, pa.array(hashes, pa.uint64()))
+    return table.append_column(KEY, string_array(keys)).append_column(HASH, uint64_array(hashes))
 
 
 def split_by_shard(table: pa.Table, n: int) -> Iterator[tuple[int, pa.Table]]:
     """A keyed table -> (shard index, its rows for that shard), shard = key hash % n."""
-    shard = table.column(HASH).to_numpy() % np.uint64(n)
+    shard = uint64_values(table.column(HASH)) % np.uint64(n)
     for s in np.unique(shard):
-        yield int(s), table.take(np.flatnonzero(shard == s))
+        yield int(s), table.take(int64_array(np.flatnonzero(shard == s)))
 
 
 def shard_table(parts: Iterable[pa.Table], schema: pa.Schema, index: int) -> pa.Table:
