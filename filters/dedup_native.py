@@ -7,8 +7,9 @@ MinHash signatures in two passes, and gives the same values bit for bit as the n
 (filters/dedup_text.py, filters/minhash_signature.py), which stays the reference and the fallback.
 
 The library is built on first use with the system C compiler (`cc`, or $CC) into a cache folder
-($CIDERMILL_NATIVE_DIR, else ~/.cache/cidermill/native), under a name that hashes the source and
-the flags, so a changed source is rebuilt and concurrent builders never see a half-written file.
+($CIDERMILL_NATIVE_DIR, else ~/.cache/cidermill/native, else a private folder under the temp
+directory), under a name that hashes the source and the flags, so a changed source is rebuilt and
+concurrent builders never see a half-written file.
 No compiler, a failed build, or CIDERMILL_NATIVE=0: `available()` is False and callers use the
 numpy path; the output is the same either way.
 """
@@ -41,25 +42,60 @@ _P = ctypes.c_void_p
 _I64 = ctypes.c_int64
 
 
-def _cache_dir() -> Path:
+def _cache_dirs() -> list[Path]:
+    """Where the library may live, in order: $CIDERMILL_NATIVE_DIR alone when set; else the user's
+    cache folder, then a private (0700, this user's) folder under the temp directory for a home
+    that cannot be written."""
     env = os.environ.get("CIDERMILL_NATIVE_DIR")
-    return Path(env) if env else Path.home() / ".cache/cidermill/native"
+    if env:
+        return [Path(env)]
+    dirs = []
+    try:
+        dirs.append(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cidermill/native")
+    except RuntimeError:  # no home directory
+        pass
+    dirs.append(Path(tempfile.gettempdir()) / f"cidermill-native-{os.getuid()}")
+    return dirs
 
 
-def _library_path() -> Path:
+def _private_enough(d: Path) -> bool:
+    """A folder under a shared temp directory is used only when this user owns it and nobody else
+    can write to it (else someone could plant a library for us to load)."""
+    if not str(d).startswith(tempfile.gettempdir()):
+        return True
+    st = d.stat()
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _library_name() -> str:
     key = hashlib.sha256(_SRC.read_bytes() + repr((_CFLAGS, platform.machine(), sys.platform)).encode())
-    return _cache_dir() / f"dedup-{key.hexdigest()[:16]}.so"
+    return f"dedup-{key.hexdigest()[:16]}.so"
 
 
 def build() -> Path:
-    """Compile the kernel into the cache folder (atomically) unless it is there; its path."""
-    path = _library_path()
-    if path.exists():
-        return path
+    """The compiled kernel's path: found in a cache folder, or compiled into the first one that can
+    be written (atomically: concurrent builders never load a half-written file)."""
+    name = _library_name()
+    dirs = _cache_dirs()
+    for d in dirs:
+        if (d / name).exists() and _private_enough(d):
+            return d / name
     cc = shutil.which(os.environ.get("CC", "cc"))
     if not cc:
         raise RuntimeError("no C compiler (cc) on PATH")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    errors = []
+    for d in dirs:
+        try:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not _private_enough(d):
+                raise PermissionError(f"{d} is not private to this user")
+            return _compile(cc, d / name)
+        except OSError as e:
+            errors.append(f"{d}: {e}")
+    raise RuntimeError("no cache folder can be written: " + "; ".join(errors))
+
+
+def _compile(cc: str, path: Path) -> Path:
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=path.parent)
     os.close(fd)
     try:

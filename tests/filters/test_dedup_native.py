@@ -106,3 +106,17 @@ def test_signatures_of_texts_with_runs_of_spaces_equal_the_numpy_path():
     ref_sets, ref_counts = distinct_per_document(flat, flat_counts)
     assert np.array_equal(counts, ref_counts) and np.array_equal(sets, ref_sets)
     assert np.array_equal(sigs, hasher.signatures(np.split(ref_sets, np.cumsum(ref_counts)[:-1])))
+
+
+def test_a_home_that_cannot_be_written_builds_into_a_private_temp_folder(tmp_path):
+    script = ("from filters import dedup_native\nprint(dedup_native.build())\n"
+              "print(dedup_native.available())\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("CIDERMILL_NATIVE_DIR", "XDG_CACHE_HOME")}
+    env.update(HOME="/proc/no-home", TMPDIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert run.returncode == 0, run.stderr
+    path, ok = run.stdout.split()
+    folder = tmp_path / f"cidermill-native-{os.getuid()}"
+    assert path.startswith(str(folder)) and ok == "True"
+    assert folder.stat().st_mode & 0o777 == 0o700
