@@ -69,6 +69,15 @@ int64_t cm_codepoints(const uint8_t *buf, int64_t len, uint8_t *seen, uint32_t *
     return n;
 }
 
+/* Appends byte b to out[*o], dropping a space at the start or after a space (*sp: the last byte
+ * seen was a space; the start counts as one): runs of spaces collapse without a branch. */
+static inline void put(uint8_t *out, int64_t *o, int *sp, uint8_t b) {
+    const int is_sp = b == ' ';
+    out[*o] = b;
+    *o += !(is_sp & *sp);
+    *sp = is_sp;
+}
+
 int64_t cm_normalize(const uint8_t *in, const int64_t *in_off, int64_t n_docs, const uint8_t *table,
                      const uint32_t *cps, const int64_t *repl_off, const int64_t *repl_len,
                      const uint8_t *cp_flag, int64_t n_cps, const uint8_t *repl,
@@ -86,11 +95,8 @@ int64_t cm_normalize(const uint8_t *in, const int64_t *in_off, int64_t n_docs, c
             const uint8_t c = in[i];
             if (c < 0x80) {  /* ASCII: one table lookup */
                 const uint8_t t = table[c];
-                const int is_sp = t == ' ';
-                odd |= !(is_sp | ((unsigned)(t - 'a') < 26u) | ((unsigned)(t - '0') < 10u));
-                out[o] = t;  /* kept unless it is a space at the start or after a space */
-                o += !(is_sp & sp);
-                sp = is_sp;
+                odd |= !(t == ' ' || ((unsigned)(t - 'a') < 26u) || ((unsigned)(t - '0') < 10u));
+                put(out, &o, &sp, t);
                 i++;
                 continue;
             }
@@ -106,12 +112,9 @@ int64_t cm_normalize(const uint8_t *in, const int64_t *in_off, int64_t n_docs, c
             }
             for (int64_t j = 0; j < src_len; j++) {
                 const uint8_t b = src[j];
-                const int is_sp = b == ' ';
-                odd |= b < 0x80 && !(is_sp | ((unsigned)(b - 'a') < 26u) | ((unsigned)(b - '0') < 10u));
+                odd |= b < 0x80 && !(b == ' ' || ((unsigned)(b - 'a') < 26u) || ((unsigned)(b - '0') < 10u));
                 wide |= b >= 0x80;
-                out[o] = b;
-                o += !(is_sp & sp);
-                sp = is_sp;
+                put(out, &o, &sp, b);
             }
             i += l;
         }
@@ -151,13 +154,7 @@ int64_t cm_space_words(const uint8_t *in, const int64_t *in_off, int64_t n_docs,
                     own_word |= cp >= ranges[2 * r] && cp <= ranges[2 * r + 1];
             }
             if (own_word && !sp) { out[o++] = ' '; sp = 1; }
-            for (int j = 0; j < l; j++) {
-                const uint8_t b = in[i + j];
-                const int is_sp = b == ' ';
-                out[o] = b;
-                o += !(is_sp & sp);
-                sp = is_sp;
-            }
+            for (int j = 0; j < l; j++) put(out, &o, &sp, in[i + j]);
             if (own_word) { out[o++] = ' '; sp = 1; }
             i += l;
         }
