@@ -24,10 +24,9 @@ def peer_fallback(blocks, keep: list[bool], votes: list[bool]) -> list[bool]:
     """`keep`, or `keep` with trafilatura's main-text blocks (`votes`) added when the classifier kept
     under SHORT words and trafilatura reads at least PEER_RATIO times as many, short of PEER_SHARE of
     the page's words (a new list either way)."""
-    def words(flags):
-        return sum(len(b.words) for b, f in zip(blocks, flags) if f)
-
-    kept, voted = words(keep), words(votes)
-    if kept >= SHORT or voted < PEER_RATIO * max(kept, 1) or voted >= PEER_SHARE * words([True] * len(blocks)):
+    sizes = [len(b.words) for b in blocks]
+    kept = sum(n for n, f in zip(sizes, keep) if f)
+    voted = sum(n for n, f in zip(sizes, votes) if f)
+    if kept >= SHORT or voted < PEER_RATIO * max(kept, 1) or voted >= PEER_SHARE * sum(sizes):
         return list(keep)
     return [k or v for k, v in zip(keep, votes)]

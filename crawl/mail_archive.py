@@ -35,13 +35,13 @@ MAX_LINE = 65_000   # libxml2 may cap line numbers at 65,535: past that a line s
 
 def body_lines(html: str) -> tuple[int, int] | None:
     """(line of the start mark, line of the end mark), 1-based, of the first complete pair, or None."""
-    want, start = None, None
+    want, start, at = None, None, 0
     for m in _MARK.finditer(html):
         name = m.group(1).lower()
         if want is None and name in _END_OF:
-            want, start = _END_OF[name], html.count("\n", 0, m.start()) + 1
+            want, start, at = _END_OF[name], html.count("\n", 0, m.start()) + 1, m.start()
         elif want is not None and name == want:
-            end = html.count("\n", 0, m.start()) + 1
+            end = start + html.count("\n", at, m.start())  # newlines counted once, not from the top again
             return (start, end) if end < MAX_LINE else None
     return None
 
