@@ -233,6 +233,9 @@ def _prepared_native(batch: list[dict], text_field: str, key_field: str, exact: 
     return exact_items, keys, sigs[rows_at], np.split(sets, np.cumsum(set_counts)[:-1])
 
 
+_SET_ONLY = MinHasher(1, 1)  # verification by shingle sets: the signature is not used
+
+
 def partner_index(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     """Distinct candidate pairs (a, b) of key hashes -> {key hash: sorted partner key hashes}."""
     index: dict[int, list[int]] = {}
@@ -249,25 +252,21 @@ def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_fiel
     (verify="signature"), as uint32 bytes. Candidates of a batch are shingled together."""
     if not index:
         return
-    found, spaced = [], []
+    found, texts = [], []
     for row in batch:
         key = key_of(row, key_field)
         kh = key_hash(key)
-        partners = index.get(kh)
-        if not partners:
-            continue
-        text = row.get(text_field)
-        norm = normalize_text(text if isinstance(text, str) else None)
-        if norm:
-            found.append((kh, key, partners))
-            spaced.append(spaced_words(norm))
+        if index.get(kh):
+            found.append((kh, key))
+            texts.append(row.get(text_field))
     if not found:
         return
-    sets, set_counts = distinct_per_document(*shingle_hashes_spaced(spaced, ngram))
-    data = np.split(sets, np.cumsum(set_counts)[:-1])
-    if hasher is not None:
-        data = list(hasher.signatures(data))
-    yield from by_pair(((kh, key, d.tobytes()) for (kh, key, _), d in zip(found, data)), index)
+    prepared = _prepared_native if dedup_native.available() else _prepared_numpy
+    rows = [{"text": t, "id": k} for t, (_, k) in zip(texts, found)]
+    _, keys, sigs, sets = prepared(rows, "text", "id", False, hasher or _SET_ONLY, ngram)
+    data = sets if hasher is None else list(sigs)
+    khs = {k: kh for kh, k in found}
+    yield from by_pair(((khs[k], k, d.tobytes()) for k, d in zip(keys, data)), index)
 
 
 def by_pair(members: Iterable[tuple[int, str, bytes]], index: dict[int, list[int]]
