@@ -169,8 +169,7 @@ def prepare_batch(batch: Iterable[dict], text_field: str, key_field: str, exact:
     shingle hashes, "signature": the signature); else it is empty. The compiled kernel
     (filters/dedup_native.py) does the per-text work where it is built; the numpy path gives the
     same values."""
-    prepared = _prepared_native if dedup_native.available() else _prepared_numpy
-    exact_items, keys, sigs, set_list = prepared(list(batch), text_field, key_field, exact, hasher, ngram)
+    exact_items, keys, sigs, set_list = _prepared(list(batch), text_field, key_field, exact, hasher, ngram)
     if not keys:
         return exact_items, [], []
     buckets = band_hashes(sigs, bands, rows)
@@ -183,9 +182,17 @@ def prepare_batch(batch: Iterable[dict], text_field: str, key_field: str, exact:
     return exact_items, list(band_partitions(buckets, fps, khs, bands, max(1, partitions))), kept
 
 
+def _prepared(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
+              ngram: int) -> tuple[list, list, np.ndarray | None, list]:
+    """(exact items, keys of the near-dedup rows, their signatures, their distinct shingle sets):
+    the compiled kernel's where it is built, else the numpy path's (the same values)."""
+    prepared = _prepared_native if dedup_native.available() else _prepared_numpy
+    return prepared(batch, text_field, key_field, exact, hasher, ngram)
+
+
 def _prepared_numpy(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
                     ngram: int) -> tuple[list, list, np.ndarray | None, list]:
-    """(exact items, keys of the near-dedup rows, their signatures, their distinct shingle sets)."""
+    """`_prepared` in numpy and Python: the reference."""
     exact_items, keys, spaced = [], [], []
     for row in batch:
         text = row.get(text_field)
@@ -207,9 +214,32 @@ def _prepared_numpy(batch: list[dict], text_field: str, key_field: str, exact: b
     return exact_items, keys, hasher.signatures(set_list), set_list
 
 
+_NATIVE_CHUNK_CHARS = 8 << 20  # text per kernel call: bounds its buffers (~6 bytes per character)
+
+
 def _prepared_native(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
                      ngram: int) -> tuple[list, list, np.ndarray | None, list]:
-    """`_prepared_numpy` with the per-text work in the compiled kernel: equal values."""
+    """`_prepared_numpy` with the per-text work in the compiled kernel: equal values. A batch of
+    long texts goes to the kernel in chunks of about _NATIVE_CHUNK_CHARS characters."""
+    chunks, chunk, size = [], [], 0
+    for row in batch:
+        text = row.get(text_field)
+        n = len(text) if isinstance(text, str) else 0
+        if chunk and size + n > _NATIVE_CHUNK_CHARS:
+            chunks.append(chunk)
+            chunk, size = [], 0
+        chunk.append(row)
+        size += n
+    parts = [_prepared_chunk(c, text_field, key_field, exact, hasher, ngram) for c in chunks + [chunk]]
+    if len(parts) == 1:
+        return parts[0]
+    sigs = [p[2] for p in parts if p[2] is not None]
+    return ([x for p in parts for x in p[0]], [k for p in parts for k in p[1]],
+            np.concatenate(sigs) if sigs else None, [d for p in parts for d in p[3]])
+
+
+def _prepared_chunk(batch: list[dict], text_field: str, key_field: str, exact: bool, hasher: MinHasher | None,
+                    ngram: int) -> tuple[list, list, np.ndarray | None, list]:
     buf, off, flags = dedup_native.normalize_batch([row.get(text_field) for row in batch])
     bounds = off.tolist()
     view = memoryview(buf)
@@ -261,9 +291,8 @@ def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_fiel
             texts.append(row.get(text_field))
     if not found:
         return
-    prepared = _prepared_native if dedup_native.available() else _prepared_numpy
     rows = [{"text": t, "id": k} for t, (_, k) in zip(texts, found)]
-    _, keys, sigs, sets = prepared(rows, "text", "id", False, hasher or _SET_ONLY, ngram)
+    _, keys, sigs, sets = _prepared(rows, "text", "id", False, hasher or _SET_ONLY, ngram)
     data = sets if hasher is None else list(sigs)
     khs = {k: kh for kh, k in found}
     yield from by_pair(((khs[k], k, d.tobytes()) for k, d in zip(keys, data)), index)

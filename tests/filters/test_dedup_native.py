@@ -122,3 +122,13 @@ def test_a_home_that_cannot_be_written_builds_into_a_private_temp_folder(tmp_pat
     folder = tmp_path / f"cidermill-native-{os.getuid()}"
     assert path.startswith(str(folder)) and ok == "True"
     assert folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_batch_of_long_texts_goes_to_the_kernel_in_chunks_with_the_same_values(monkeypatch):
+    rows = [{"text": t, "id": f"k{i}"} for i, t in enumerate(_all_texts())]
+    hasher = MinHasher(32, seed=4)
+    whole = dedup_lsh._prepared_native(rows, "text", "id", True, hasher, 5)
+    monkeypatch.setattr(dedup_lsh, "_NATIVE_CHUNK_CHARS", 500)  # many chunks, one long text alone in its own
+    chunked = dedup_lsh._prepared_native(rows, "text", "id", True, hasher, 5)
+    assert chunked[:2] == whole[:2] and np.array_equal(chunked[2], whole[2])
+    assert all(np.array_equal(a, b) for a, b in zip(chunked[3], whole[3])) and len(chunked[3]) == len(whole[3])
