@@ -57,6 +57,7 @@ int64_t cm_codepoints(const uint8_t *buf, int64_t len, uint8_t *seen, uint32_t *
         uint8_t c = buf[i];
         if (c < 0x80) { i++; continue; }
         int l = seq_len(c);
+        if (l == 1) { i++; continue; }  /* a stray continuation byte (not from Python's encoder) */
         if (i + l > len) break;
         uint32_t cp = decode_cp(buf + i, l);
         if (cp < 0x110000 && !(seen[cp >> 3] & (1u << (cp & 7)))) {
