@@ -282,20 +282,12 @@ def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_fiel
     (verify="signature"), as uint32 bytes. Candidates of a batch are shingled together."""
     if not index:
         return
-    found, texts = [], []
-    for row in batch:
-        key = key_of(row, key_field)
-        kh = key_hash(key)
-        if index.get(kh):
-            found.append((kh, key))
-            texts.append(row.get(text_field))
-    if not found:
+    candidates = [row for row in batch if index.get(key_hash(key_of(row, key_field)))]
+    if not candidates:
         return
-    rows = [{"text": t, "id": k} for t, (_, k) in zip(texts, found)]
-    _, keys, sigs, sets = _prepared(rows, "text", "id", False, hasher or _SET_ONLY, ngram)
+    _, keys, sigs, sets = _prepared(candidates, text_field, key_field, False, hasher or _SET_ONLY, ngram)
     data = sets if hasher is None else list(sigs)
-    khs = {k: kh for kh, k in found}
-    yield from by_pair(((khs[k], k, d.tobytes()) for k, d in zip(keys, data)), index)
+    yield from by_pair(((key_hash(k), k, d.tobytes()) for k, d in zip(keys, data)), index)
 
 
 def by_pair(members: Iterable[tuple[int, str, bytes]], index: dict[int, list[int]]

@@ -26,12 +26,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-import unicodedata
 from pathlib import Path
 
 import numpy as np
 
-from filters.dedup_text import _POSITION_MULTIPLIERS, _SPLIT_TABLE, _fold_char, spaced_words
+from filters.dedup_text import _POSITION_MULTIPLIERS, _SPLIT_TABLE, _fold_char, check_ngram, nfkc_utf8, spaced_words
 from filters.words import CJK_RANGES, CJK_RE
 
 log = logging.getLogger(__name__)
@@ -161,18 +160,6 @@ def _code_point(cp: int) -> tuple[bytes | None, int]:
     return (None if f == c else f.encode("utf-8", "surrogatepass")), kind
 
 
-def _nfkc_utf8(text) -> bytes:
-    """The kernel's input for one text: NFKC, UTF-8 (a lone surrogate becomes "?", as in
-    normalize_text); not a string -> b""."""
-    if not text or not isinstance(text, str):
-        return b""
-    if text.isascii():
-        return text.encode("ascii")
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    return text.encode("utf-8", "replace")
-
-
 _SCRATCH = threading.local()
 
 
@@ -196,7 +183,7 @@ def normalize_batch(texts: list) -> tuple[bytes, np.ndarray, np.ndarray]:
     """`normalize_text` of every text as UTF-8: (bytes of all, int64 offsets (n+1), uint8 flags:
     how each text splits into words; see `spaced_batch`)."""
     lib = _library()
-    parts = [_nfkc_utf8(t) for t in texts]
+    parts = [nfkc_utf8(t) for t in texts]
     src = b"".join(parts)
     off = offsets(parts)
     seen = np.zeros(0x110000 // 8, dtype=np.uint8)
@@ -257,8 +244,7 @@ def signatures_batch(buf: bytes, off: np.ndarray, ngram: int, a: np.ndarray, b: 
     """For documents given as words joined by single spaces (buf[off[d]:off[d+1]]): (uint32
     signatures (n, len(a)), flat sorted distinct shingle hashes, their counts per document), as
     `shingle_hashes_spaced` + `distinct_per_document` + `MinHasher.signatures` give them."""
-    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
-        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
+    check_ngram(ngram)
     lib = _library()
     n = len(off) - 1
     sigs = np.empty((n, len(a)), dtype=np.uint32)

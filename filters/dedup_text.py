@@ -88,13 +88,10 @@ def normalize_text(text: str | None) -> str:
     then a set of the few left). A document has a handful of distinct non-ASCII characters but
     thousands of them in all, which str.casefold, str.split or a per-run callback would visit one
     by one. Equal to `normalize_text_reference` (tests compare them)."""
-    if not text or not isinstance(text, str):
-        return ""
-    if text.isascii():  # NFKC is the identity on ASCII
-        return _collapse_spaces(text.encode("ascii").lower().translate(_SPLIT_TABLE))
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    b = text.encode("utf-8", "replace").lower().translate(_SPLIT_TABLE)  # lone surrogates: "?" -> " "
+    raw = nfkc_utf8(text)
+    if raw.isascii():
+        return _collapse_spaces(raw.lower().translate(_SPLIT_TABLE))
+    b = raw.lower().translate(_SPLIT_TABLE)
     changed = {}
     for c in set(b.translate(None, _ASCII_BYTES).decode("utf-8")):  # the multibyte characters only
         f = _fold_char(c)
@@ -105,6 +102,19 @@ def normalize_text(text: str | None) -> str:
             return normalize_text_reference(text)  # order of replaces is right; the plain path
         b = b.replace(c.encode("utf-8"), f.encode("utf-8"))
     return _collapse_spaces(b)
+
+
+def nfkc_utf8(text: str | None) -> bytes:
+    """NFKC of `text` as UTF-8 (a lone surrogate becomes "?"), the first step of `normalize_text`
+    and the compiled kernel's input; None or a non-string -> b"". NFKC is the identity on ASCII
+    and is skipped where `unicodedata.is_normalized` says the text is already in NFKC."""
+    if not text or not isinstance(text, str):
+        return b""
+    if text.isascii():
+        return text.encode("ascii")
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return text.encode("utf-8", "replace")
 
 
 def normalize_text_reference(text: str | None) -> str:
@@ -274,6 +284,12 @@ def _fold32(acc: np.ndarray) -> np.ndarray:
     return (acc & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
+def check_ngram(ngram: int) -> None:
+    """The n-gram sizes the position multipliers allow: 1..16 words."""
+    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
+        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
+
+
 def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
     """uint32 hashes of the word n-grams of `words` (order matters inside an n-gram): the
     per-document reference the batched paths equal bit for bit.
@@ -281,8 +297,7 @@ def shingle_hashes(words: list[str], ngram: int = 5) -> np.ndarray:
     Fewer than `ngram` words (but at least one) give a single shingle of all words; no words give an
     empty array. An n-gram's hash is a position-weighted sum of its `word_hash`es, folded to 32 bits
     (what the MinHash permutations take)."""
-    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
-        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
+    check_ngram(ngram)
     if not words:
         return np.zeros(0, dtype=np.uint32)
     wh = np.array([word_hash(w) for w in words], dtype=np.uint64)
@@ -303,8 +318,7 @@ def shingle_hashes_spaced(texts: list[str], ngram: int = 5) -> tuple[np.ndarray,
     and every document's n-grams are formed by one position-weighted sum over the flat word-hash
     array; sums that would cross into the next document are cut out. Each document's slice
     equals `shingle_hashes(words, ngram)` bit for bit (a test checks it)."""
-    if ngram < 1 or ngram > len(_POSITION_MULTIPLIERS):
-        raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {ngram}")
+    check_ngram(ngram)
     wh, n_words = _spaced_word_hashes(texts)
     counts = np.where(n_words >= ngram, n_words - ngram + 1, np.minimum(n_words, 1))
     total = int(n_words.sum())
