@@ -50,7 +50,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from proctree import median_row, timed_child, tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
+from proctree import compile_bytecode, median_row, timed_child, tree_rss_mb  # noqa: E402  (bench/ is on sys.path: the script's folder)
 
 THRESHOLD, NGRAM, NUM_PERM = 0.8, 5, 128
 WORD_RE = re.compile(r"\w+")
@@ -611,6 +611,7 @@ def main():
     from filters.minhash_signature import resolve_bands_rows
 
     start = start_conditions()
+    compile_bytecode(REPO)
     bands, rows = resolve_bands_rows(NUM_PERM, args.bands, args.rows, THRESHOLD)
     if args.only_memory:
         memory(args.memory_docs, args.memory_mode, scratch, args.memory_beam_args.split())

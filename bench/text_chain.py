@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, REPO)  # first: bench/crawl.py must not hide the crawl package
-from proctree import median_row  # noqa: E402  (bench/ is on sys.path)
+from proctree import compile_bytecode, median_row  # noqa: E402  (bench/ is on sys.path)
 
 STAGES = ["input", "langid", "c4_lines", "gopher", "repetition"]
 CONFIG = "stages: [input, langid, c4_lines, gopher, repetition]\nlangid:\n  languages: [en]\n"
@@ -154,6 +154,7 @@ def main() -> int:
     from results import save_result, start_conditions
 
     start = start_conditions()
+    compile_bytecode(REPO)
     jsonl = documents_jsonl(a.scratch, a.docs, a.chunk_words)
     pages = pages_dataset(a.scratch, a.docs, a.chunk_words)
     n = sum(1 for _ in open(jsonl, encoding="utf-8"))

@@ -10,6 +10,8 @@ any other type, or whose values are not exactly of the column's Python type, goe
 """
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import Any
 
 import numpy as np
@@ -71,15 +73,25 @@ def _column(values: list, typ: pa.DataType) -> pa.Array:
     return arr if arr is not None else pa.array(values, type=typ)
 
 
+_NONE = type(None)
+
+
+def _types(values: list) -> set:
+    """The Python types among `values` (one C pass: map and set, no Python frame per value)."""
+    return set(map(type, values))
+
+
 def _validity(values: list) -> tuple[pa.Buffer | None, int]:
     """(validity bitmap or None when nothing is null, null count)."""
-    valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
-    nulls = len(values) - int(valid.sum())
-    return (pa.py_buffer(np.packbits(valid, bitorder="little").tobytes()) if nulls else None), nulls
+    nulls = values.count(None)
+    if not nulls:
+        return None, 0
+    valid = np.fromiter(map(operator.is_not, values, itertools.repeat(None)), dtype=bool, count=len(values))
+    return pa.py_buffer(np.packbits(valid, bitorder="little").tobytes()), nulls
 
 
 def _strings(values: list) -> pa.Array | None:
-    if not all(v is None or type(v) is str for v in values):
+    if not _types(values) <= {str, _NONE}:
         return None
     try:
         data = [b"" if v is None else v.encode("utf-8") for v in values]
@@ -94,35 +106,44 @@ def _strings(values: list) -> pa.Array | None:
                                                            pa.py_buffer(b"".join(data))], null_count=nulls)
 
 
+def _without_none(values: list, fill) -> list:
+    return [fill if v is None else v for v in values] if None in values else values
+
+
 def _ints(values: list, typ: pa.DataType) -> pa.Array | None:
-    if not all(v is None or type(v) is int for v in values):
+    if not _types(values) <= {int, _NONE}:
+        return None
+    try:
+        wide = np.array(_without_none(values, 0), dtype=np.int64)
+    except OverflowError:  # past 64 bits: pyarrow's error
         return None
     info = np.iinfo(_INTS[typ])
-    if any(v is not None and not info.min <= v <= info.max for v in values):
+    if len(wide) and (wide.min() < info.min or wide.max() > info.max):
         return None  # out of range: pyarrow's error
-    data = np.array([0 if v is None else v for v in values], dtype=_INTS[typ])
+    data = wide.astype(_INTS[typ], copy=False)
     validity, nulls = _validity(values)
     return pa.Array.from_buffers(typ, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
 
 
 def _floats(values: list) -> pa.Array | None:
-    if not all(v is None or type(v) is float for v in values):
+    if not _types(values) <= {float, _NONE}:
         return None
-    data = np.array([0.0 if v is None else v for v in values], dtype=np.float64)
+    data = np.array(_without_none(values, 0.0), dtype=np.float64)
     validity, nulls = _validity(values)
     return pa.Array.from_buffers(pa.float64(), len(values), [validity, pa.py_buffer(data)], null_count=nulls)
 
 
 def _bools(values: list) -> pa.Array | None:
-    if not all(v is None or type(v) is bool for v in values):
+    if not _types(values) <= {bool, _NONE}:
         return None
-    bits = np.packbits(np.array([v is True for v in values], dtype=bool), bitorder="little")
+    bits = np.packbits(np.fromiter(map(operator.is_, values, itertools.repeat(True)), dtype=bool, count=len(values)),
+                       bitorder="little")
     validity, nulls = _validity(values)
     return pa.Array.from_buffers(pa.bool_(), len(values), [validity, pa.py_buffer(bits.tobytes())], null_count=nulls)
 
 
 def _string_lists(values: list, typ: pa.DataType) -> pa.Array | None:
-    if not all(v is None or (type(v) is list and all(type(x) is str for x in v)) for v in values):
+    if not _types(values) <= {list, _NONE}:
         return None
     flat = [x for v in values if v is not None for x in v]
     child = _strings(flat)

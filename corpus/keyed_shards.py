@@ -13,7 +13,6 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from corpus.arrow_rows import int64_array, string_array, table_from_rows, uint64_array, uint64_values
 from corpus.buckets import key_hash
@@ -72,6 +71,8 @@ def split_by_shard(table: pa.Table, n: int) -> Iterator[tuple[int, pa.Table]]:
 def shard_table(parts: Iterable[pa.Table], schema: pa.Schema, index: int) -> pa.Table:
     """One shard's keyed tables -> the table to write: sorted by key, the schema's columns, one
     chunk. Two rows with one key are a stage's bug (a row emitted twice): a ShardError."""
+    import pyarrow.compute as pc  # here: a one-process writer sorts rows in Python (rows_by_shard)
+
     table = pa.concat_tables(list(parts))
     table = table.take(pc.sort_indices(table.column(KEY)))  # UTF-8 byte order = str order
     keys = table.column(KEY).combine_chunks()
@@ -87,12 +88,31 @@ def write_keyed_rows(out_dir: str, kind: str, schema: pa.Schema, rows: list[dict
                      key: Callable[[dict], str] = lambda r: r["id"], target_bytes: int = DEFAULT_TARGET_BYTES,
                      provenance: dict[str, Any] | None = None) -> Manifest:
     """Every row in one process -> the dataset at `out_dir` (made ready by prepare_output_dir), as
-    the Beam writer would write it; the manifest last."""
+    the Beam writer would write it; the manifest last. The rows are put in shard and key order
+    here, so each shard's table is built once in its final order (no Arrow sort and copy)."""
     provenance = provenance or {}
     infos = []
     if rows:
         n = shard_count(sum(approx_size(r) for r in rows), target_bytes)
-        table = keyed_table(rows, schema, [key(r) for r in rows])
-        for index, part in split_by_shard(table, n):
-            infos.append(write_shard_file(out_dir, index, shard_table([part], schema, index)))
+        for index, part in rows_by_shard(rows, [key(r) for r in rows], n):
+            infos.append(write_shard_file(out_dir, index, table_from_rows(part, schema)))
     return finalize_dataset(out_dir, kind, schema, infos, provenance)
+
+
+def rows_by_shard(rows: list[dict], keys: list[str], n: int) -> Iterator[tuple[int, list[dict]]]:
+    """(shard index, its rows sorted by key) for each shard that gets rows, as `split_by_shard` and
+    `shard_table` order them (str order is UTF-8 byte order), with the same error for a key
+    that occurs twice in a shard."""
+    order = sorted(range(len(rows)), key=keys.__getitem__)
+    if n == 1:
+        groups = {0: order}
+    else:
+        groups = {}
+        for i in order:
+            groups.setdefault(key_hash(keys[i]) % n, []).append(i)
+    for index in sorted(groups):
+        idx = groups[index]
+        for a, b in zip(idx, idx[1:]):
+            if keys[a] == keys[b]:
+                raise ShardError(f"duplicate row key {keys[a]!r} in shard {index}: a stage emitted a row twice")
+        yield index, [rows[i] for i in idx]

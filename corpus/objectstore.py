@@ -15,9 +15,14 @@ import functools
 import hashlib
 import os
 
-import pyarrow.fs as pafs
-
 from corpus.errors import ShardError
+
+
+def _pafs():
+    """pyarrow.fs, imported on the first remote path (with S3 and TLS: ~10 ms a process that
+    only reads and writes local datasets does not pay)."""
+    import pyarrow.fs
+    return pyarrow.fs
 
 
 def is_remote(path: str) -> bool:
@@ -32,7 +37,7 @@ def join(directory: str, name: str) -> str:
 def _filesystem(scheme_and_bucket: str, _endpoint: str | None, _key_id: str | None):
     """Cached per bucket and per endpoint/credentials in the environment (they are read here)."""
     try:
-        fs, _ = pafs.FileSystem.from_uri(scheme_and_bucket)
+        fs, _ = _pafs().FileSystem.from_uri(scheme_and_bucket)
     except (OSError, ValueError, TypeError) as e:
         raise ShardError(f"{scheme_and_bucket}: unsupported or malformed dataset URI ({e})") from None
     return fs
@@ -80,14 +85,14 @@ def check_bucket(uri: str) -> None:
     fs, path = resolve(uri)
     bucket = path.split("/", 1)[0]
     info = _call(uri, fs.get_file_info, bucket)
-    if info.type == pafs.FileType.NotFound:
+    if info.type == _pafs().FileType.NotFound:
         raise ShardError(f"{uri}: bucket {bucket!r} does not exist")
-    _call(uri, fs.get_file_info, pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    _call(uri, fs.get_file_info, _pafs().FileSelector(path, recursive=False, allow_not_found=True))
 
 
 def exists(uri: str) -> bool:
     fs, path = resolve(uri)
-    return _call(uri, fs.get_file_info, path).type != pafs.FileType.NotFound
+    return _call(uri, fs.get_file_info, path).type != _pafs().FileType.NotFound
 
 
 def size(uri: str) -> int:
@@ -98,7 +103,7 @@ def size(uri: str) -> int:
 def listdir(uri: str) -> list[str]:
     """Names directly under `uri` (files and 'directories'), [] if nothing is there."""
     fs, path = resolve(uri)
-    infos = _call(uri, fs.get_file_info, pafs.FileSelector(path, recursive=False, allow_not_found=True))
+    infos = _call(uri, fs.get_file_info, _pafs().FileSelector(path, recursive=False, allow_not_found=True))
     return sorted(i.base_name for i in infos)
 
 

@@ -26,11 +26,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import unicodedata
 from pathlib import Path
 
 import numpy as np
 
 from filters.dedup_text import _POSITION_MULTIPLIERS, _SPLIT_TABLE, _fold_char, check_ngram, nfkc_utf8, spaced_words
+from filters.nfkc_chars import per_char
 from filters.words import CJK_RANGES, CJK_RE
 
 log = logging.getLogger(__name__)
@@ -142,15 +144,11 @@ _ASCII_TABLE = np.frombuffer(bytes(range(128)).lower().translate(_SPLIT_TABLE), 
 
 
 PLAIN, OTHER, CJK_WORD = 0, 1, 2  # how a character splits into words (the kernel's flags)
+NEEDS_NFKC = 4  # a character NFKC does not map one by one: its text is normalised whole first
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _code_point(cp: int) -> tuple[bytes | None, int]:
-    """(folded UTF-8 bytes, or None when the character stays as it is; how the result splits:
-    PLAIN, spaces and word characters of a language written with spaces; CJK_WORD, a Han or Kana
-    character, a word by itself; OTHER, anything else, which Python's word splitter handles)."""
-    c = chr(cp)
-    f = _fold_char(c)
+def _entry(c: str, f: str) -> tuple[bytes | None, int]:
+    """(UTF-8 of `f`, the fold of character `c`, or None when it is `c` itself; how `f` splits)."""
     if f == c and CJK_RE.match(c):
         kind = CJK_WORD
     elif all(ch == " " or (ch.isalnum() and not CJK_RE.match(ch)) for ch in f):
@@ -158,6 +156,37 @@ def _code_point(cp: int) -> tuple[bytes | None, int]:
     else:
         kind = OTHER
     return (None if f == c else f.encode("utf-8", "surrogatepass")), kind
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _code_point(cp: int) -> tuple[bytes | None, int]:
+    """For a character of text already in NFKC: (folded UTF-8 bytes, or None when the character
+    stays as it is; how the result splits: PLAIN, spaces and word characters of a language
+    written with spaces; CJK_WORD, a Han or Kana character, a word by itself; OTHER, anything
+    else, which Python's word splitter handles)."""
+    c = chr(cp)
+    return _entry(c, _fold_char(c))
+
+
+_MAX_FOLD_BYTES = 6  # the longest fold of one character of NFKC text (casefold: 3 two-byte characters)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _code_point_raw(cp: int) -> tuple[bytes | None, int]:
+    """As `_code_point` for a character of text not yet in NFKC: the fold of its NFKC where NFKC
+    maps it one by one (filters/nfkc_chars.py), else NEEDS_NFKC. A character whose fold would be
+    longer than any fold of NFKC text (a few ligatures and squared words) also takes the whole-text
+    path, which bounds the kernel's output buffer."""
+    c = chr(cp)
+    if not per_char(c):
+        return None, NEEDS_NFKC
+    n = unicodedata.normalize("NFKC", c)
+    if n == c:
+        return _code_point(cp)
+    f = "".join(_fold_char(ch) for ch in n)
+    if len(f.encode("utf-8", "surrogatepass")) > _MAX_FOLD_BYTES:
+        return None, NEEDS_NFKC
+    return _entry(c, f)
 
 
 _SCRATCH = threading.local()
@@ -179,11 +208,36 @@ def offsets(parts: list[bytes]) -> np.ndarray:
     return off
 
 
+def _utf8(text) -> bytes:
+    """The text as UTF-8 (a lone surrogate becomes "?"); None or a non-string -> b"", as nfkc_utf8."""
+    if not text or not isinstance(text, str):
+        return b""
+    return text.encode("utf-8", "replace")
+
+
 def normalize_batch(texts: list) -> tuple[bytes, np.ndarray, np.ndarray]:
     """`normalize_text` of every text as UTF-8: (bytes of all, int64 offsets (n+1), uint8 flags:
-    how each text splits into words; see `spaced_batch`)."""
+    how each text splits into words; see `spaced_batch`). NFKC is folded per character with the
+    rest where it maps characters one by one; the few texts with other characters (combining
+    marks, jamo) go through `unicodedata.normalize` first and the kernel again."""
+    buf, off, flags = _normalize_parts([_utf8(t) for t in texts], _code_point_raw)
+    redo = np.flatnonzero(flags & NEEDS_NFKC)
+    if not len(redo):
+        return buf, off, flags
+    sub_buf, sub_off, sub_flags = _normalize_parts([nfkc_utf8(texts[d]) for d in redo.tolist()], _code_point)
+    bounds, sub_bounds = off.tolist(), sub_off.tolist()
+    parts = [buf[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
+    for j, d in enumerate(redo.tolist()):
+        parts[d] = sub_buf[sub_bounds[j]:sub_bounds[j + 1]]
+    flags = flags.copy()
+    flags[redo] = sub_flags
+    return b"".join(parts), offsets(parts), flags
+
+
+def _normalize_parts(parts: list[bytes], code_point) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """The kernel's normalisation of UTF-8 texts, each distinct multibyte character folded once
+    by `code_point` (-> (fold bytes or None, flag bits))."""
     lib = _library()
-    parts = [nfkc_utf8(t) for t in texts]
     src = b"".join(parts)
     off = offsets(parts)
     seen = np.zeros(0x110000 // 8, dtype=np.uint8)
@@ -195,7 +249,7 @@ def normalize_batch(texts: list) -> tuple[bytes, np.ndarray, np.ndarray]:
         n_found = lib.cm_codepoints(src, len(src), _ptr(seen), _ptr(found), len(found))
     cps, repl, flags = [], [], []
     for cp in sorted(found[:n_found].tolist()):
-        fold, kind = _code_point(cp)
+        fold, kind = code_point(cp)
         if fold is not None or kind != PLAIN:
             cps.append(cp)
             repl.append(fold if fold is not None else chr(cp).encode("utf-8"))
@@ -204,11 +258,11 @@ def normalize_batch(texts: list) -> tuple[bytes, np.ndarray, np.ndarray]:
     repl_len = np.diff(repl_off)
     growth = max([len(r) for r in repl] + [1])  # a character of 2+ bytes becomes at most `growth` bytes
     out = _scratch("text", len(src) * max(1, (growth + 1) // 2) + 1, np.uint8)
-    out_off = np.empty(len(texts) + 1, dtype=np.int64)
-    doc_flag = np.empty(len(texts), dtype=np.uint8)
+    out_off = np.empty(len(parts) + 1, dtype=np.int64)
+    doc_flag = np.empty(len(parts), dtype=np.uint8)
     cps_a, flags_a = np.array(cps, dtype=np.uint32), np.array(flags, dtype=np.uint8)  # held: C reads them
     repl_start = repl_off[:-1].copy()
-    n_out = lib.cm_normalize(src, _ptr(off), len(texts), _ptr(_ASCII_TABLE), _ptr(cps_a), _ptr(repl_start),
+    n_out = lib.cm_normalize(src, _ptr(off), len(parts), _ptr(_ASCII_TABLE), _ptr(cps_a), _ptr(repl_start),
                              _ptr(repl_len), _ptr(flags_a), len(cps), b"".join(repl) or b"\0",
                              _ptr(out), _ptr(out_off), _ptr(doc_flag))
     return out[:n_out].tobytes(), out_off, doc_flag

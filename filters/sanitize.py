@@ -22,7 +22,12 @@ _NOT_CONTROL = bytes(b for b in range(256) if not _CONTROL_RE.match(chr(b)))
 def control_count(text: str) -> int:
     """How many characters of `text` match _CONTROL_RE (multibyte characters and lone surrogates
     encode to bytes >= 0x80, never to a control byte)."""
-    return len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_CONTROL))
+    return control_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+def control_bytes(utf8: bytes) -> int:
+    """How many bytes of `utf8` are control characters of _CONTROL_RE."""
+    return len(utf8.translate(None, _NOT_CONTROL))
 
 
 @dataclass
@@ -85,10 +90,14 @@ class Sanitizer:
         n = max(len(probe), 1)
         if probe.count(REPLACEMENT) / n > self.max_replacement_ratio:
             return Sanitized(text[:1000], "bad_input:invalid_utf8" if repaired else "bad_input:binary", truncated, repaired)
-        control = control_count(probe)
+        # control characters are control bytes of the UTF-8 (decoding keeps bytes < 0x80 as they are)
+        whole = isinstance(raw, bytes) and not truncated and len(text) <= 100_000  # raw is probe's UTF-8
+        utf8 = raw if whole else probe.encode("utf-8", "surrogatepass")
+        control = control_bytes(utf8)
         if control / n > self.max_control_ratio:
             return Sanitized(text[:1000], "bad_input:binary", truncated, repaired)
-        text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
+        if "\r" in text or "\x00" in text:
+            text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
         if len(text.strip()) < self.min_chars:
             return Sanitized(text, "bad_input:empty", truncated, repaired)
         return Sanitized(text, None, truncated, repaired)

@@ -103,3 +103,24 @@ def test_control_characters_are_counted_as_the_regex_counts_them():
                       for _ in range(rng.randrange(0, 200))) for _ in range(200)]
     for t in texts:
         assert control_count(t) == len(_CONTROL_RE.findall(t)), repr(t)[:60]
+
+
+def test_the_sanitiser_judges_utf8_bytes_as_it_judges_their_text():
+    # bytes are counted for control characters as they come (no re-encoding): same result as str
+    import random
+    from filters.sanitize import Sanitizer
+    rng = random.Random(5)
+    san = Sanitizer(max_chars=300)
+    raws = [b"", b"ok\r\nline\x00", b"\xc3(invalid\x07", "caf\u00e9\x01\r".encode(), b"\x00" * 5 + b"text" * 50,
+            b"plain\r\ntext " * 20, "na\u00efve caf\u00e9 ".encode() * 30, b"\x00" + b"a" * 400, b"a" * 400 + b"\x00"]
+    raws += [bytes(rng.choice([rng.randrange(0, 0x80), rng.randrange(0x80, 0x100), 0x0A, 0x0D, 0x00])
+                   for _ in range(rng.randrange(0, 700))) for _ in range(400)]
+    seen = set()
+    for raw in raws:
+        got = san(raw)
+        want = san(raw.decode("utf-8", "replace"))
+        # a repaired decoding names its junk invalid UTF-8; the decoded text cannot tell, so it says binary
+        reason = "bad_input:binary" if got.reason == "bad_input:invalid_utf8" else got.reason
+        assert (got.text, reason, got.truncated) == (want.text, want.reason, want.truncated), raw[:40]
+        seen.add(got.reason)
+    assert {None, "bad_input:binary", "bad_input:invalid_utf8"} <= seen
