@@ -17,10 +17,10 @@
  * is replaced by its folded bytes (repl[repl_off[i]:repl_off[i] + repl_len[i]]); any other is
  * copied. Runs of spaces become one space, none at either end. A document's flag says how its
  * normalised text splits into words: 0 at its spaces; 2 at its spaces and around each Han or Kana
- * character (`cm_space_words`); 1 (or 3) otherwise: it is not ASCII and holds a character that
- * is neither a space nor a word character (marks, format and control characters), and Python
- * splits it, as filters/dedup_text.py's split_words does. cp_flag gives each multibyte
- * character's part of that flag. */
+ * character; 1 (or 3) it is not ASCII and holds a character that is neither a space nor a word
+ * character (marks, format and control characters), which separates words as well: the last two
+ * as `cm_space_words` does it, the way filters/dedup_text.py's split_words splits. cp_flag gives
+ * each multibyte character's part of that flag. */
 
 static int64_t find_cp(const uint32_t *cps, int64_t n, uint32_t cp) {
     int64_t lo = 0, hi = n;
@@ -126,18 +126,22 @@ int64_t cm_normalize(const uint8_t *in, const int64_t *in_off, int64_t n_docs, c
     return o;
 }
 
-/* Words joined by single spaces: documents of flag 2 get a space on each side of every character
- * in the inclusive code point `ranges` (n_ranges pairs: Han and Kana), with runs of spaces
- * collapsed as above; the others are copied as they are. `out` holds 5/3 of the input plus one
- * byte per document (a 3-byte character becomes at most 5). */
+/* Words joined by single spaces, as Python's word splitter (filters/words.py: WORD_RE) joins
+ * them: documents of flag 0 are copied as they are; in the others every character in the
+ * inclusive code point `ranges` (n_ranges pairs: Han and Kana) is a word by itself, and every
+ * character that is no word character (`sep[cp]` set for multibyte ones; ASCII control bytes, the
+ * only ASCII bytes besides letters, digits and spaces that normalisation leaves) separates words,
+ * with runs of spaces collapsed as above. `out` holds 5/3 of the input plus one byte per
+ * document (a 3-byte character becomes at most 5). */
 int64_t cm_space_words(const uint8_t *in, const int64_t *in_off, int64_t n_docs, const uint8_t *doc_flag,
-                       const uint32_t *ranges, int64_t n_ranges, uint8_t *out, int64_t *out_off) {
+                       const uint32_t *ranges, int64_t n_ranges, const uint8_t *sep,
+                       uint8_t *out, int64_t *out_off) {
     int64_t o = 0;
     out_off[0] = 0;
     for (int64_t d = 0; d < n_docs; d++) {
         int64_t i = in_off[d];
         const int64_t end = in_off[d + 1];
-        if (doc_flag[d] != 2) {
+        if (doc_flag[d] == 0) {
             memcpy(out + o, in + i, end - i);
             o += end - i;
             out_off[d + 1] = o;
@@ -148,15 +152,22 @@ int64_t cm_space_words(const uint8_t *in, const int64_t *in_off, int64_t n_docs,
         while (i < end) {
             int l = seq_len(in[i]);
             if (i + l > end) l = (int)(end - i);
-            int own_word = 0;
+            int own_word = 0, separator = 0;
             if (l > 1) {
                 const uint32_t cp = decode_cp(in + i, l);
                 for (int64_t r = 0; r < n_ranges; r++)
                     own_word |= cp >= ranges[2 * r] && cp <= ranges[2 * r + 1];
+                separator = cp < 0x110000 && sep[cp];
+            } else {
+                separator = in[i] < 0x20 || in[i] == 0x7F;
             }
-            if (own_word && !sp) { out[o++] = ' '; sp = 1; }
-            for (int j = 0; j < l; j++) put(out, &o, &sp, in[i + j]);
-            if (own_word) { out[o++] = ' '; sp = 1; }
+            if (separator) {
+                put(out, &o, &sp, ' ');
+            } else {
+                if (own_word && !sp) { out[o++] = ' '; sp = 1; }
+                for (int j = 0; j < l; j++) put(out, &o, &sp, in[i + j]);
+                if (own_word) { out[o++] = ' '; sp = 1; }
+            }
             i += l;
         }
         if (sp && o > start) o--;

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from filters.dedup_text import _POSITION_MULTIPLIERS, _SPLIT_TABLE, _fold_char, check_ngram, nfkc_utf8, spaced_words
+from filters.dedup_text import _POSITION_MULTIPLIERS, _SPLIT_TABLE, _fold_char, check_ngram, nfkc_utf8
 from filters.nfkc_chars import per_char
 from filters.words import CJK_RANGES, CJK_RE
 
@@ -123,7 +123,7 @@ def _library():
     lib.cm_codepoints.restype = _I64
     lib.cm_normalize.argtypes = [_P, _P, _I64, _P, _P, _P, _P, _P, _I64, _P, _P, _P, _P]
     lib.cm_normalize.restype = _I64
-    lib.cm_space_words.argtypes = [_P, _P, _I64, _P, _P, _I64, _P, _P]
+    lib.cm_space_words.argtypes = [_P, _P, _I64, _P, _P, _I64, _P, _P, _P]
     lib.cm_space_words.restype = _I64
     lib.cm_signatures.argtypes = [_P, _P, _I64, ctypes.c_int, _P, _P, _P, ctypes.c_int, _P, _P, _I64, _P]
     lib.cm_signatures.restype = ctypes.c_int
@@ -147,6 +147,12 @@ PLAIN, OTHER, CJK_WORD = 0, 1, 2  # how a character splits into words (the kerne
 NEEDS_NFKC = 4  # a character NFKC does not map one by one: its text is normalised whole first
 
 
+# Multibyte characters that separate words (no word character, no space), one byte per code
+# point: set as characters are folded, so every one that a normalised text can hold is marked
+# before `spaced_batch` reads it (a byte store per character: no lost update between threads)
+_SEPARATOR = np.zeros(0x110000, dtype=np.uint8)
+
+
 def _entry(c: str, f: str) -> tuple[bytes | None, int]:
     """(UTF-8 of `f`, the fold of character `c`, or None when it is `c` itself; how `f` splits)."""
     if f == c and CJK_RE.match(c):
@@ -155,6 +161,9 @@ def _entry(c: str, f: str) -> tuple[bytes | None, int]:
         kind = PLAIN
     else:
         kind = OTHER
+        for ch in f:
+            if ord(ch) > 127 and not (ch.isalnum() or ch.isspace() or CJK_RE.match(ch)):
+                _SEPARATOR[ord(ch)] = 1
     return (None if f == c else f.encode("utf-8", "surrogatepass")), kind
 
 
@@ -269,9 +278,10 @@ def _normalize_parts(parts: list[bytes], code_point) -> tuple[bytes, np.ndarray,
 
 
 def spaced_batch(buf: bytes, off: np.ndarray, flags: np.ndarray) -> tuple[bytes, np.ndarray]:
-    """`spaced_words` of every normalised text of `normalize_batch`, as UTF-8 (bytes, offsets):
-    texts of flag PLAIN as they are, CJK_WORD with Han and Kana characters spaced apart by the
-    kernel, the rest (OTHER) by Python's word splitter."""
+    """`spaced_words` of every normalised text of `normalize_batch` (whose folds mark the
+    separators), as UTF-8 (bytes, offsets): texts of flag PLAIN as they are, the others split by
+    the kernel as Python's word splitter splits them (Han and Kana characters are words of their
+    own; marks, format and control characters separate words)."""
     if not flags.any():
         return buf, off
     lib = _library()
@@ -281,16 +291,8 @@ def spaced_batch(buf: bytes, off: np.ndarray, flags: np.ndarray) -> tuple[bytes,
     off64 = np.ascontiguousarray(off, dtype=np.int64)
     flags8 = np.ascontiguousarray(flags, dtype=np.uint8)
     n_out = lib.cm_space_words(buf, _ptr(off64), n, _ptr(flags8), _ptr(_CJK_RANGES), len(_CJK_RANGES) // 2,
-                               _ptr(out), _ptr(out_off))
-    spaced = out[:n_out].tobytes()
-    other = np.flatnonzero(flags8 & OTHER)
-    if not len(other):
-        return spaced, out_off
-    bounds = out_off.tolist()
-    parts = [spaced[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
-    for d in other.tolist():
-        parts[d] = spaced_words(parts[d].decode("utf-8")).encode("utf-8", "surrogatepass")
-    return b"".join(parts), offsets(parts)
+                               _ptr(_SEPARATOR), _ptr(out), _ptr(out_off))
+    return out[:n_out].tobytes(), out_off
 
 
 def signatures_batch(buf: bytes, off: np.ndarray, ngram: int, a: np.ndarray, b: np.ndarray

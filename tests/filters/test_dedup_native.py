@@ -28,7 +28,12 @@ def _unicode_soup(n=300, seed=3):
 
 def _all_texts():
     return _texts() + _unicode_soup() + [None, 5, b"bytes", "ß" * 700 + " ǅ" * 300, "café ctrl\x00char", "ﬁ \x01 ok",
-                                                    "日本語の文章 mixed with English 中文", "カタカナ　ひらがな、漢字。", "e\u0301 mark 中"]
+                                                    "日本語の文章 mixed with English 中文", "カタカナ　ひらがな、漢字。", "e\u0301 mark 中",
+                                                    # separators: format, bidi, private use, controls, marks
+                                                    "zero\u200bwidth\ufeffbom \u200eltr\u202aemb\u202c caf\u00e9",
+                                                    "\uf179icon\uf17a word\x01ctl\x7fdel na\u00efve", "\u0130stanbul \u0130",
+                                                    "\u0643\u064e\u062a\u064e\u0628\u064e arabic marks", "漢\u200b字\x02かな x_y",
+                                                    "\u200b", "\x01\u00e9\x02", "a\u0300\u0301b \u0915\u094d\u0937 \u0e01\u0e34"]
 
 
 @pytest.mark.skipif(not shutil.which(os.environ.get("CC", "cc")), reason="no C compiler: dedup runs the numpy path")
