@@ -398,6 +398,8 @@ NOT_COVERED = [
     "measured on a shared, loaded 2-core machine: CPU-s, not wall time, and medians of rounds",
     "the compiled kernel is built with this machine's cc (GCC, -O3, AVX2 clone picked at load); without a "
     "compiler dedup runs the numpy path (the 'numpy path' row)",
+    "the bench writes our modules' bytecode caches before the rounds (pip compiled the peers' at install); a "
+    "process that must compile them (PYTHONDONTWRITEBYTECODE and no cache) pays ~0.07 CPU-s more",
 ]
 OURS = "cidermill text [input, dedup] (local engine)"
 OURS_BEAM = "cidermill text [input, dedup], --runner FnApiRunner (Beam in-process, before)"
@@ -661,7 +663,10 @@ def main():
                 headline.append({"what": f"dedup end to end (shards in/out, exact + near + verify) vs {peer}, "
                                          f"docs per CPU-s, {n} docs of up to {cw} words, medians of {args.rounds}",
                                  "figure": f"{table[peer]['ours_ratio']:.2f}x ({ours['docs_per_cpu_s']:.0f} vs "
-                                           f"{table[peer]['docs_per_cpu_s']:.0f})", "target": target})
+                                           f"{table[peer]['docs_per_cpu_s']:.0f}; rounds "
+                                           + "/".join(f"{p / o:.2f}" for o, p in zip(ours["rounds_cpu_s"],
+                                                                                  table[peer]["rounds_cpu_s"])) + ")",
+                                 "target": target})
         if derived.get("ours_work_docs_per_cpu_s") and derived.get("rensa_work_docs_per_cpu_s"):
             ow, rw = derived["ours_work_docs_per_cpu_s"], derived["rensa_work_docs_per_cpu_s"]
             headline.append({"what": f"dedup per-document work, fixed start-up excluded (each tool's {small_n}-doc run "
