@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* ---- normalisation --------------------------------------------------------------------------
- * Input: UTF-8 text after NFKC (Python does that step). ASCII bytes go through `table` (lower case;
+ * Input: UTF-8 text. ASCII bytes go through `table` (lower case;
  * punctuation, symbols and whitespace -> space). A multibyte character found in the sorted `cps`
  * is replaced by its folded bytes (repl[repl_off[i]:repl_off[i] + repl_len[i]]); any other is
  * copied. Runs of spaces become one space, none at either end. A document's flag says how its
@@ -20,7 +20,9 @@
  * character; 1 (or 3) it is not ASCII and holds a character that is neither a space nor a word
  * character (marks, format and control characters), which separates words as well: the last two
  * as `cm_space_words` does it, the way filters/dedup_text.py's split_words splits. cp_flag gives
- * each multibyte character's part of that flag. */
+ * each multibyte character's part of that flag. Bit 4 marks a character that NFKC does not map
+ * one by one (the input need not be in NFKC: the folds of the others include it); Python
+ * normalises such a text whole and passes it again. */
 
 static int64_t find_cp(const uint32_t *cps, int64_t n, uint32_t cp) {
     int64_t lo = 0, hi = n;

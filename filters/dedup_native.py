@@ -172,7 +172,7 @@ def _code_point(cp: int) -> tuple[bytes | None, int]:
     """For a character of text already in NFKC: (folded UTF-8 bytes, or None when the character
     stays as it is; how the result splits: PLAIN, spaces and word characters of a language
     written with spaces; CJK_WORD, a Han or Kana character, a word by itself; OTHER, anything
-    else, which Python's word splitter handles)."""
+    else: its non-word characters separate words, see `spaced_batch`)."""
     c = chr(cp)
     return _entry(c, _fold_char(c))
 
