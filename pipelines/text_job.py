@@ -24,11 +24,13 @@ log = logging.getLogger(__name__)
 
 def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_args: Sequence[str] | None = None,
              *, rejected_dir: str | None = "", overwrite: bool = False, overrides: dict | None = None,
-             target_bytes: int | None = None, command: list[str] | None = None, workers: int = 1) -> dict[str, Any]:
+             target_bytes: int | None = None, command: list[str] | None = None, workers: int = 1,
+             memory_check: bool = True) -> dict[str, Any]:
     """Run the text pipeline; returns a summary {rows_in, kept, dropped: {reason: n}, out_dir, ...}.
 
     `rejected_dir=""` takes the config's choice (default OUT.rejected); None writes no rejected rows.
-    `workers`: processes of the local engine (Beam runs take Beam's own worker options)."""
+    `workers`: processes of the local engine (Beam runs take Beam's own worker options);
+    `memory_check`: the local engine refuses an input whose rows would not fit in memory."""
     cfg = load_config(config_path, overrides)
     if rejected_dir == "":
         rejected_dir = rejected_dir_for(out_dir, cfg)
@@ -46,7 +48,7 @@ def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_
     kw = dict(rejected_dir=rejected_dir, provenance=prov, overwrite=overwrite, target_bytes=target_bytes)
     if local:
         from pipelines.text_local import run_text_local  # noqa: PLC0415
-        run_text_local(pages_dir, out_dir, cfg, workers=workers, **kw)
+        run_text_local(pages_dir, out_dir, cfg, workers=workers, memory_check=memory_check, **kw)
     else:
         from pipelines.text_pipeline import run_on_beam  # noqa: PLC0415
         run_on_beam(pages_dir, out_dir, cfg, beam_args, **kw)

@@ -15,7 +15,8 @@ Workers: `--workers N` scores pages and prepares dedup entries in N processes
 bytes are the same for any N.
 
 Memory: every scored row is held until the corpus-wide decisions are made, as Beam's in-process
-runner holds its PCollections. `dedup.mode: keyed` exists to spread dedup state over workers; in
+runner holds its PCollections; an input whose estimated peak exceeds the memory available is
+refused before anything is written (pipelines/memory_fit.py). `dedup.mode: keyed` exists to spread dedup state over workers; in
 one process both modes run the fused steps, whose marks equal the keyed path's (tested in
 tests/pipelines/test_dedup_fused.py).
 """
@@ -34,6 +35,7 @@ from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
 from pipelines.local_workers import score_pages, worker_map
+from pipelines.memory_fit import check_local_fits
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
                                  page_columns, report_info, sample, without_decontam)
 
@@ -86,7 +88,7 @@ def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any
 
 def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejected_dir: str | None,
                    provenance: dict[str, Any], overwrite: bool = False, target_bytes: int | None = None,
-                   workers: int = 1) -> None:
+                   workers: int = 1, memory_check: bool = True) -> None:
     """The text pipeline's steps in order; writes OUT, OUT.rejected and the report. Scoring and
     dedup preparation run in `workers` processes (pipelines/local_workers.py), the rest here."""
     chain = TextChain(cfg)  # validates the config (and model paths) before any output is touched
@@ -94,6 +96,8 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
     schema = chain.schema()
     dataset = ShardDataset(pages_dir)
     columns = page_columns(dataset)
+    if memory_check:  # before any output is touched
+        check_local_fits(pages_dir, sum(s.bytes for s in dataset.manifest.shards), workers)
     rprov = dict(provenance, job=(provenance.get("job") or "") + "-rejected")
     prepare_output_dir(out_dir, "documents", job=provenance.get("job"), overwrite=overwrite)
     if rejected_dir:

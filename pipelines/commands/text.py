@@ -23,6 +23,9 @@ def configure(p) -> None:
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="processes of the local engine (the default engine when no Beam option is given): "
                         "scoring and dedup preparation spread over them; same output for any N")
+    p.add_argument("--no-memory-check", action="store_true",
+                   help="run the local engine even when its estimated peak memory (about 250 MB + 4x the input "
+                        "shards' bytes + 300 MB per extra worker) exceeds the memory available")
 
 
 def run(args, beam_args) -> int:
@@ -40,7 +43,8 @@ def run(args, beam_args) -> int:
     t0 = time.time()
     overrides = {"decontam": {"eval_sets": list(args.eval_sets)}} if args.eval_sets else None
     s = run_text(args.pages, args.out, args.config, beam_args, rejected_dir=rejected, overwrite=args.overwrite,
-                 overrides=overrides, workers=args.workers)
+                 overrides=overrides, workers=args.workers,
+                 memory_check=not args.no_memory_check)
     print(f"text: {s['rows_in']} pages -> {s['kept']} documents in {time.time() - t0:.1f}s", file=sys.stderr)
     for name, f in s["funnel"].items():
         print(f"  {name:<11} in {f['in']:>8}  kept {f['kept']:>8}", file=sys.stderr)

@@ -84,6 +84,23 @@ def test_local_engine_cli_errors_are_one_line(tmp_path, capsys):
     assert "--workers must be in 1.." in capsys.readouterr().err
 
 
+def test_an_input_too_large_for_memory_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    from pipelines import memory_fit
+
+    assert memory_fit.available_memory() > 0  # this machine's /proc/meminfo (and cgroup, if limited)
+    assert memory_fit.local_peak_estimate(65 << 20) > 327 << 20  # above the peak measured on 65 MB of shards
+    assert memory_fit.local_peak_estimate(1 << 30, workers=2) > memory_fit.local_peak_estimate(1 << 30)
+    pages, _, _ = build_pages(tmp_path)
+    monkeypatch.setattr(memory_fit, "available_memory", lambda: 100 << 20)  # a machine with 100 MB free
+    out = tmp_path / "o"
+    assert main(["text", "--in", pages, "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds every row in memory" in err[0] and "--no-memory-check" in err[0], err
+    assert not out.exists()
+    assert main(["text", "--in", pages, "--out", str(out), "--no-memory-check"]) == 0
+    assert os.path.exists(out / "_manifest.json")
+
+
 def _spawned_workers() -> list[int]:
     """Pids of this process's multiprocessing workers (not its resource tracker), from /proc."""
     pids = []

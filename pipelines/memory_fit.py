@@ -1,0 +1,59 @@
+"""Will the local engine's rows fit in memory? A one-line error before anything is written,
+instead of the kernel's OOM killer an hour into a job.
+
+The local engine (pipelines/text_local.py) holds every scored row until the corpus-wide
+decisions are made, then builds the output tables: its peak grows with the input. Measured on
+12,000 documentation pages (65 MB of shards): 327 MB peak for [input, dedup], 323 MB for the
+four-filter chain, about 270 MB more with `--workers 2`. The estimate below is deliberately
+above those (base 250 MB + 4 bytes per byte of input shards + 300 MB per extra worker), so it
+refuses only jobs that would not fit; `--no-memory-check` runs anyway.
+
+Available memory is the smaller of the kernel's MemAvailable and what the cgroup (a container's
+memory limit) has left, when either can be read.
+"""
+from __future__ import annotations
+
+BASE_BYTES = 250 << 20
+BYTES_PER_INPUT_BYTE = 4
+BYTES_PER_EXTRA_WORKER = 300 << 20
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate, or None when nothing can be read (not Linux)."""
+    found = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+            limit = f.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current", encoding="ascii") as f:
+                found.append(max(0, int(limit) - int(f.read().strip())))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def local_peak_estimate(input_bytes: int, workers: int = 1) -> int:
+    return BASE_BYTES + BYTES_PER_INPUT_BYTE * int(input_bytes) + BYTES_PER_EXTRA_WORKER * max(0, workers - 1)
+
+
+def check_local_fits(pages_dir: str, input_bytes: int, workers: int = 1, available: int | None = None) -> None:
+    """Raise ConfigError when the local engine's estimated peak exceeds the memory available."""
+    from corpus.errors import ConfigError
+
+    available = available_memory() if available is None else available
+    need = local_peak_estimate(input_bytes, workers)
+    if available is not None and need > available:
+        raise ConfigError(
+            f"text: the local engine holds every row in memory: about {need / 2**30:.1f} GB for {pages_dir} "
+            f"({input_bytes / 2**30:.2f} GB of shards), but {available / 2**30:.1f} GB is available; spread the "
+            "job over Dask workers (--runner dask, see the README's 'Running on a cluster'), split the input, "
+            "or pass --no-memory-check to run it anyway")
+
