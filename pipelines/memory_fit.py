@@ -9,7 +9,7 @@ above those (base 250 MB + 4 bytes per byte of input shards + 300 MB per extra w
 refuses only jobs that would not fit; `--no-memory-check` runs anyway.
 
 Available memory is the smaller of the kernel's MemAvailable and what the cgroup (a container's
-memory limit) has left, when either can be read.
+memory limit) has left besides its page cache, when either can be read.
 """
 from __future__ import annotations
 
@@ -18,23 +18,27 @@ BYTES_PER_INPUT_BYTE = 4
 BYTES_PER_EXTRA_WORKER = 300 << 20
 
 
-def available_memory() -> int | None:
+def available_memory(meminfo: str = "/proc/meminfo", cgroup: str = "/sys/fs/cgroup") -> int | None:
     """Bytes this process can still allocate, or None when nothing can be read (not Linux)."""
     found = []
     try:
-        with open("/proc/meminfo", encoding="ascii") as f:
+        with open(meminfo, encoding="ascii") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     found.append(int(line.split()[1]) * 1024)
                     break
     except (OSError, ValueError):
         pass
-    try:
-        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+    try:  # cgroup v2: the limit less what the group uses, its page cache (reclaimable) not counted
+        with open(f"{cgroup}/memory.max", encoding="ascii") as f:
             limit = f.read().strip()
         if limit != "max":
-            with open("/sys/fs/cgroup/memory.current", encoding="ascii") as f:
-                found.append(max(0, int(limit) - int(f.read().strip())))
+            with open(f"{cgroup}/memory.current", encoding="ascii") as f:
+                used = int(f.read().strip())
+            with open(f"{cgroup}/memory.stat", encoding="ascii") as f:
+                stat = dict(line.split()[:2] for line in f if line.strip())
+            used -= int(stat.get("file", 0))
+            found.append(max(0, int(limit) - max(0, used)))
     except (OSError, ValueError):
         pass
     return min(found) if found else None

@@ -88,6 +88,18 @@ def test_an_input_too_large_for_memory_is_refused_before_anything_is_written(tmp
     from pipelines import memory_fit
 
     assert memory_fit.available_memory() > 0  # this machine's /proc/meminfo (and cgroup, if limited)
+    # a container limited to 4 GiB that uses 3.9 GiB, 3.5 GiB of it page cache: 3.6 GiB left
+    gib = 1 << 30
+    (tmp_path / "cg").mkdir()
+    (tmp_path / "meminfo").write_text("MemTotal: 99999999 kB\nMemAvailable: 50000000 kB\n")
+    (tmp_path / "cg" / "memory.max").write_text(f"{4 * gib}\n")
+    (tmp_path / "cg" / "memory.current").write_text(f"{39 * gib // 10}\n")
+    (tmp_path / "cg" / "memory.stat").write_text(f"anon {4 * gib // 10}\nfile {35 * gib // 10}\nkernel 0\n")
+    got = memory_fit.available_memory(str(tmp_path / "meminfo"), str(tmp_path / "cg"))
+    assert got == 4 * gib - (39 * gib // 10 - 35 * gib // 10)
+    (tmp_path / "cg" / "memory.max").write_text("max\n")  # no limit: MemAvailable
+    assert memory_fit.available_memory(str(tmp_path / "meminfo"), str(tmp_path / "cg")) == 50000000 * 1024
+    assert memory_fit.available_memory(str(tmp_path / "none"), str(tmp_path / "none")) is None
     assert memory_fit.local_peak_estimate(65 << 20) > 327 << 20  # above the peak measured on 65 MB of shards
     assert memory_fit.local_peak_estimate(1 << 30, workers=2) > memory_fit.local_peak_estimate(1 << 30)
     pages, _, _ = build_pages(tmp_path)
