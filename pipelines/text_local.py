@@ -35,7 +35,7 @@ from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
 from pipelines.local_workers import score_pages, worker_map
-from pipelines.memory_fit import check_local_fits
+from pipelines.memory_fit import check_local_fits, input_bytes
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
                                  page_columns, report_info, sample, without_decontam)
 
@@ -97,7 +97,7 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
     dataset = ShardDataset(pages_dir)
     columns = page_columns(dataset)
     if memory_check:  # before any output is touched
-        check_local_fits(pages_dir, sum(s.bytes for s in dataset.manifest.shards), workers)
+        check_local_fits(pages_dir, input_bytes(dataset, columns), workers)
     rprov = dict(provenance, job=(provenance.get("job") or "") + "-rejected")
     prepare_output_dir(out_dir, "documents", job=provenance.get("job"), overwrite=overwrite)
     if rejected_dir:

@@ -24,8 +24,8 @@ def configure(p) -> None:
                    help="processes of the local engine (the default engine when no Beam option is given): "
                         "scoring and dedup preparation spread over them; same output for any N")
     p.add_argument("--no-memory-check", action="store_true",
-                   help="run the local engine even when its estimated peak memory (about 250 MB + 4x the input "
-                        "shards' bytes + 300 MB per extra worker) exceeds the memory available")
+                   help="run the local engine even when its estimated peak memory (about 250 MB + 4x the bytes of "
+                        "the input columns it reads + 300 MB per extra worker) exceeds the memory available")
 
 
 def run(args, beam_args) -> int:

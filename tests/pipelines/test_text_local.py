@@ -103,6 +103,10 @@ def test_an_input_too_large_for_memory_is_refused_before_anything_is_written(tmp
     assert memory_fit.local_peak_estimate(65 << 20) > 327 << 20  # above the peak measured on 65 MB of shards
     assert memory_fit.local_peak_estimate(1 << 30, workers=2) > memory_fit.local_peak_estimate(1 << 30)
     pages, _, _ = build_pages(tmp_path)
+    from corpus.reader import ShardDataset
+    ds = ShardDataset(pages)
+    text_only, with_ids = memory_fit.input_bytes(ds, ["text"]), memory_fit.input_bytes(ds, ["text", "id"])
+    assert 0 < text_only < with_ids <= sum(s.bytes for s in ds.manifest.shards)  # only the columns read count
     monkeypatch.setattr(memory_fit, "available_memory", lambda: 100 << 20)  # a machine with 100 MB free
     out = tmp_path / "o"
     assert main(["text", "--in", pages, "--out", str(out)]) == 1
