@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from filters.dedup_text import _POSITION_MULTIPLIERS, _SPLIT_TABLE, _fold_char, check_ngram, nfkc_utf8
+from filters.dedup_text import _POSITION_MULTIPLIERS, _SPLIT_TABLE, _fold_char, check_ngram, nfkc_utf8, text_utf8
 from filters.nfkc_chars import per_char
 from filters.words import CJK_RANGES, CJK_RE
 
@@ -217,19 +217,12 @@ def offsets(parts: list[bytes]) -> np.ndarray:
     return off
 
 
-def _utf8(text) -> bytes:
-    """The text as UTF-8 (a lone surrogate becomes "?"); None or a non-string -> b"", as nfkc_utf8."""
-    if not text or not isinstance(text, str):
-        return b""
-    return text.encode("utf-8", "replace")
-
-
 def normalize_batch(texts: list) -> tuple[bytes, np.ndarray, np.ndarray]:
     """`normalize_text` of every text as UTF-8: (bytes of all, int64 offsets (n+1), uint8 flags:
     how each text splits into words; see `spaced_batch`). NFKC is folded per character with the
     rest where it maps characters one by one; the few texts with other characters (combining
     marks, jamo) go through `unicodedata.normalize` first and the kernel again."""
-    buf, off, flags = _normalize_parts([_utf8(t) for t in texts], _code_point_raw)
+    buf, off, flags = _normalize_parts([text_utf8(t) for t in texts], _code_point_raw)
     redo = np.flatnonzero(flags & NEEDS_NFKC)
     if not len(redo):
         return buf, off, flags

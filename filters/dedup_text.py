@@ -104,17 +104,19 @@ def normalize_text(text: str | None) -> str:
     return _collapse_spaces(b)
 
 
-def nfkc_utf8(text: str | None) -> bytes:
-    """NFKC of `text` as UTF-8 (a lone surrogate becomes "?"), the first step of `normalize_text`
-    and the compiled kernel's input; None or a non-string -> b"". NFKC is the identity on ASCII
-    and is skipped where `unicodedata.is_normalized` says the text is already in NFKC."""
+def text_utf8(text: str | None) -> bytes:
+    """`text` as UTF-8 (a lone surrogate becomes "?"); None or a non-string (a malformed row) -> b""."""
     if not text or not isinstance(text, str):
         return b""
-    if text.isascii():
-        return text.encode("ascii")
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
     return text.encode("utf-8", "replace")
+
+
+def nfkc_utf8(text: str | None) -> bytes:
+    """`text_utf8` of the NFKC of `text`: the first step of `normalize_text`. NFKC is the identity
+    on ASCII and is skipped where `unicodedata.is_normalized` says the text is already in NFKC."""
+    if isinstance(text, str) and not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return text_utf8(text)
 
 
 def normalize_text_reference(text: str | None) -> str:

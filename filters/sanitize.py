@@ -92,8 +92,7 @@ class Sanitizer:
             return Sanitized(text[:1000], "bad_input:invalid_utf8" if repaired else "bad_input:binary", truncated, repaired)
         # control characters are control bytes of the UTF-8 (decoding keeps bytes < 0x80 as they are)
         whole = isinstance(raw, bytes) and not truncated and len(text) <= 100_000  # raw is probe's UTF-8
-        utf8 = raw if whole else probe.encode("utf-8", "surrogatepass")
-        control = control_bytes(utf8)
+        control = control_bytes(raw) if whole else control_count(probe)
         if control / n > self.max_control_ratio:
             return Sanitized(text[:1000], "bad_input:binary", truncated, repaired)
         if "\r" in text or "\x00" in text:

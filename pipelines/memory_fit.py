@@ -14,6 +14,9 @@ memory limit) has left besides its page cache, when either can be read.
 """
 from __future__ import annotations
 
+from corpus import objectstore
+from corpus.errors import ConfigError
+
 BASE_BYTES = 250 << 20
 BYTES_PER_INPUT_BYTE = 4
 BYTES_PER_EXTRA_WORKER = 300 << 20
@@ -50,21 +53,17 @@ def input_bytes(dataset, columns: list[str]) -> int | None:
     only their metadata is read, ~0.04 CPU-s for 12,000 pages); a crawl's pages also hold their
     HTML, which the text job never reads. None for a dataset on object storage (the check would
     download it)."""
-    from corpus import objectstore
-
     if objectstore.is_remote(dataset.directory):
         return None
     return sum(batch.nbytes for batch in dataset.iter_batches(columns=columns))
 
 
-def local_peak_estimate(input_bytes: int, workers: int = 1) -> int:
-    return BASE_BYTES + BYTES_PER_INPUT_BYTE * int(input_bytes) + BYTES_PER_EXTRA_WORKER * max(0, workers - 1)
+def local_peak_estimate(read_bytes: int, workers: int = 1) -> int:
+    return BASE_BYTES + BYTES_PER_INPUT_BYTE * int(read_bytes) + BYTES_PER_EXTRA_WORKER * max(0, workers - 1)
 
 
 def check_local_fits(pages_dir: str, read_bytes: int | None, workers: int = 1, available: int | None = None) -> None:
     """Raise ConfigError when the local engine's estimated peak exceeds the memory available."""
-    from corpus.errors import ConfigError
-
     if read_bytes is None:
         return
     available = available_memory() if available is None else available
@@ -75,4 +74,3 @@ def check_local_fits(pages_dir: str, read_bytes: int | None, workers: int = 1, a
             f"({read_bytes / 2**30:.2f} GB of the columns it reads), but {available / 2**30:.1f} GB is available; spread the "
             "job over Dask workers (--runner dask, see the README's 'Running on a cluster'), split the input, "
             "or pass --no-memory-check to run it anyway")
-

@@ -16,9 +16,9 @@ bytes are the same for any N.
 
 Memory: every scored row is held until the corpus-wide decisions are made, as Beam's in-process
 runner holds its PCollections; an input whose estimated peak exceeds the memory available is
-refused before anything is written (pipelines/memory_fit.py). `dedup.mode: keyed` exists to spread dedup state over workers; in
-one process both modes run the fused steps, whose marks equal the keyed path's (tested in
-tests/pipelines/test_dedup_fused.py).
+refused before anything is written (pipelines/memory_fit.py). `dedup.mode: keyed` exists to
+spread dedup state over workers; in one process both modes run the fused steps, whose marks
+equal the keyed path's (tested in tests/pipelines/test_dedup_fused.py).
 """
 from __future__ import annotations
 
