@@ -81,6 +81,26 @@ def write_shard_file(directory: str, index: int, table: pa.Table) -> ShardInfo:
     return ShardInfo(path=name, rows=table.num_rows, bytes=size, sha256=sha)
 
 
+def place_shard_file(src: str, directory: str, index: int, info: ShardInfo) -> ShardInfo:
+    """A finished local shard file as shard `index` of `directory`, its bytes unchanged: hard-linked
+    (or copied) on disk, uploaded under a temporary key and moved into place on an object store.
+    Its manifest entry keeps the checksum and size it had (the bytes are the same)."""
+    name = shard_name(index)
+    if objectstore.is_remote(directory):
+        with open(src, "rb") as f:
+            objectstore.put_via_temp(objectstore.join(directory, name), f.read(),
+                                     f".{name}.tmp-{uuid.uuid4().hex[:12]}")
+    else:
+        dst = os.path.join(directory, name)
+        if os.path.exists(dst):
+            os.remove(dst)
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copyfile(src, dst)
+    return ShardInfo(name, info.rows, info.bytes, info.sha256)
+
+
 def prepare_output_dir(directory: str, kind: str, job: str | None = None, overwrite: bool = False) -> None:
     """Make `directory` ready for a new dataset without ever clobbering a different one.
 

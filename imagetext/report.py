@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from typing import Any
 
+from corpus import objectstore
 from corpus.report import ReportStats, reason_filename, report_dir, sample_rank
 from imagetext.contact_sheet import HIST_BINS, contact_sheet, hist_bin, score_histogram, thumbnail
 
@@ -71,9 +73,21 @@ def tile_label(row: dict[str, Any]) -> str:
 
 
 def write_figures(sheets: list, hist: list, cut: float, pairs_dir: str, model_name: str | None) -> ReportStats:
-    """Draw the histogram and the contact sheets into the report's plots/; the stats that list them."""
-    stats = ReportStats()
+    """Draw the histogram and the contact sheets into the report's plots/; the stats that list them.
+    For a dataset on object storage they are drawn in a temporary directory and uploaded."""
     rdir = report_dir(pairs_dir)
+    if not objectstore.is_remote(rdir):
+        return _draw_figures(sheets, hist, cut, rdir, model_name)
+    with tempfile.TemporaryDirectory(prefix="cidermill-figures-") as tmp:
+        stats = _draw_figures(sheets, hist, cut, tmp, model_name)
+        for name in sorted(os.listdir(os.path.join(tmp, "plots"))):
+            with open(os.path.join(tmp, "plots", name), "rb") as f:
+                objectstore.write_bytes(f"{rdir}/plots/{name}", f.read())
+    return stats
+
+
+def _draw_figures(sheets: list, hist: list, cut: float, rdir: str, model_name: str | None) -> ReportStats:
+    stats = ReportStats()
     plots = os.path.join(rdir, "plots")
     score_histogram(hist[0], hist[1], os.path.join(plots, "clip_score_hist.png"),
                     cut if math.isfinite(cut) else None, title=f"CLIP score ({model_name or 'model'})")

@@ -16,6 +16,12 @@ Output layout (all shard datasets, see corpus/):
     OUT/waves/NNNNN/      frontier, pages, log, links, next, admission datasets; DONE when complete;
                           partial/ chunk checkpoints while the wave runs
     OUT/warc/             wave-NNNNN.warc.gz when --write-warc
+
+OUT may be `s3://bucket/prefix`. The crawl's working state (state.json, waves/) then lives in a
+local work directory (`--work-dir`, default `default_work_dir(OUT)`, so `--resume` on the same
+machine finds it), and each run publishes OUT/pages, OUT/log (with their reports), OUT/warc and
+OUT/state.json to the store at its end: shards under temporary keys, each manifest last. An OUT
+that holds another crawl or something else is refused before anything is fetched.
 """
 from __future__ import annotations
 
@@ -28,13 +34,14 @@ from typing import Any, Iterable, Sequence
 
 import apache_beam as beam
 
+from corpus import objectstore
 from corpus.buckets import bucket_of
 from corpus.errors import CidermillError, ConfigError
 from corpus.manifest import manifest_path, read_manifest
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
 from corpus.schemas import PAGES
-from corpus.writer import DatasetWriter, finalize_dataset, prepare_output_dir, write_dataset
+from corpus.writer import DatasetWriter, finalize_dataset, place_shard_file, prepare_output_dir, write_dataset
 from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
 from crawl.identity import BOT_TOKEN
@@ -147,6 +154,14 @@ def _write(d: str, kind: str, schema, rows: list[dict], provenance: dict) -> Non
     write_dataset(d, kind, pa.Table.from_pylist(rows, schema=schema), provenance, overwrite=True)
 
 
+def default_work_dir(out_uri: str) -> str:
+    """Where the working state of a crawl into an object store lives on this machine."""
+    import hashlib
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    key = hashlib.sha256(out_uri.rstrip("/").encode()).hexdigest()[:16]
+    return os.path.join(cache, "cidermill", "crawl", key)
+
+
 def _state_config(seeds, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig) -> dict:
     """What must not change across --resume (budgets may grow; the rest defines the crawl)."""
     c = crawl_cfg.to_json()
@@ -157,9 +172,18 @@ def _state_config(seeds, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig) -
 class CrawlDriver:
     def __init__(self, seeds: Sequence[str], out_dir: str, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig,
                  beam_args: Sequence[str] = (), resume: bool = False, write_warc: bool = False,
-                 progress: bool = True, order: str = "learned", target_languages: Sequence[str] = ("en",)):
+                 progress: bool = True, order: str = "learned", target_languages: Sequence[str] = ("en",),
+                 work_dir: str | None = None):
         from pipelines.crawl_order import CrawlOrder
-        self.seeds, self.out = list(seeds), os.path.abspath(out_dir)
+        self.seeds = list(seeds)
+        # self.out: the local crawl directory; self.publish: the s3:// OUT its datasets go to, if any
+        if objectstore.is_remote(out_dir):
+            self.publish: str | None = out_dir.rstrip("/")
+            self.out = os.path.abspath(work_dir or default_work_dir(self.publish))
+        elif work_dir:
+            raise ConfigError("--work-dir is for an s3:// --out (a local --out is the crawl's own directory)")
+        else:
+            self.publish, self.out = None, os.path.abspath(out_dir)
         self.order = CrawlOrder(order, target_languages)
         self.ccfg, self.fcfg = crawl_cfg, frontier_cfg
         self.beam_args = list(beam_args)
@@ -177,6 +201,22 @@ class CrawlDriver:
             print(f"[crawl] {msg}", flush=True)
 
     # -- state ----------------------------------------------------------------------------------
+    def _check_publish(self) -> None:
+        """An s3:// OUT may be empty or hold this crawl (same seeds, scope and tokens): anything
+        else is refused before a page is fetched; then the crawl's state is put there."""
+        cfg = _state_config(self.seeds, self.ccfg, self.fcfg)
+        uri = objectstore.join(self.publish, STATE_NAME)
+        objectstore.check_bucket(self.publish)
+        if objectstore.exists(uri):
+            old = json.loads(objectstore.read_bytes(uri))
+            if old.get("config") != cfg:
+                raise CidermillError(f"{self.publish}: holds a different crawl; choose another --out")
+        elif objectstore.listdir(self.publish):
+            raise CidermillError(f"{self.publish}: is not empty and holds no crawl; choose another --out")
+        else:
+            with open(os.path.join(self.out, STATE_NAME), "rb") as f:
+                objectstore.write_bytes(uri, f.read())
+
     def _init_state(self) -> None:
         state_path = os.path.join(self.out, STATE_NAME)
         cfg = _state_config(self.seeds, self.ccfg, self.fcfg)
@@ -216,6 +256,8 @@ class CrawlDriver:
             if url is None:
                 self.seed_log.append(_decision_row(s, "skipped", why or "invalid_url", "bad seed", -1))
         self.order.rescore(self.frontier.pending)
+        if self.publish:
+            self._check_publish()
 
     def _replay(self) -> None:
         """Rebuild seen set, budgets and pending frontier from completed waves."""
@@ -322,31 +364,22 @@ class CrawlDriver:
     def _merge(self) -> tuple[str, dict]:
         waves_root = os.path.join(self.out, "waves")
         waves = sorted(int(n) for n in os.listdir(waves_root) if n.isdigit()) if os.path.isdir(waves_root) else []
-        pages_dir = os.path.join(self.out, "pages")
+        target = self.publish or self.out
+        pages_dir = objectstore.join(target, "pages")
         prepare_output_dir(pages_dir, "pages", overwrite=True)
         infos = []
-        from corpus.manifest import ShardInfo, shard_name
         for w in waves:
             src = os.path.join(_wave_dir(self.out, w), "pages")
             if not _is_dataset(src):
                 continue
             for s in read_manifest(src).shards:
-                if s.rows == 0:
-                    continue
-                name = shard_name(len(infos))
-                dst = os.path.join(pages_dir, name)
-                if os.path.exists(dst):
-                    os.remove(dst)
-                try:
-                    os.link(os.path.join(src, s.path), dst)
-                except OSError:
-                    shutil.copyfile(os.path.join(src, s.path), dst)
-                infos.append(ShardInfo(name, s.rows, s.bytes, s.sha256))
+                if s.rows:
+                    infos.append(place_shard_file(os.path.join(src, s.path), pages_dir, len(infos), s))
         finalize_dataset(pages_dir, "pages", PAGES, infos, self.provenance)
         leftovers = self.frontier.leftovers()
         limit_rows = [_decision_row(e["url"], "skipped", "limit", "page budget exhausted", self.wave, e["depth"],
                                     e["parent"]) for e in leftovers] if self.frontier.budget_left() == 0 else []
-        log_dir = os.path.join(self.out, "log")
+        log_dir = objectstore.join(target, "log")
         with DatasetWriter(log_dir, "crawl_log", CRAWL_LOG, self.provenance, overwrite=True) as w:
             w.write_rows(self.seed_log)
             for wv in waves:
@@ -357,6 +390,11 @@ class CrawlDriver:
                     if _is_dataset(dd):
                         w.write_table(_with_priority(ShardDataset(dd).to_table(), why if part == "log" else {}))
             w.write_rows(limit_rows)
+        if self.publish and self.write_warc:
+            warc_dir = os.path.join(self.out, "warc")
+            for name in sorted(os.listdir(warc_dir)) if os.path.isdir(warc_dir) else []:
+                with open(os.path.join(warc_dir, name), "rb") as f:
+                    objectstore.write_bytes(objectstore.join(objectstore.join(target, "warc"), name), f.read())
         from pipelines.crawl_report import write_crawl_report
         summary = write_crawl_report(pages_dir, log_dir, pending=len(leftovers))
         return pages_dir, summary
@@ -411,7 +449,8 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
               max_pages: int = 1000, max_depth: int = 3, delay: float = 1.0, resume: bool = False,
               beam_args: Sequence[str] = (), write_warc: bool = False, progress: bool = True,
               crawl_config: CrawlConfig | None = None, frontier_config: FrontierConfig | None = None,
-              order: str = "learned", target_languages: Sequence[str] = ("en",), **overrides) -> tuple[str, dict]:
+              order: str = "learned", target_languages: Sequence[str] = ("en",), work_dir: str | None = None,
+              **overrides) -> tuple[str, dict]:
     """Crawl `seeds` into `out_dir`; returns (pages dataset path, summary dict). For the demo and tests.
 
     Extra keyword arguments set CrawlConfig / FrontierConfig fields by name (e.g. read_timeout=2)."""
@@ -429,7 +468,7 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
     if cc.render not in ("auto", "always", "never"):
         raise ConfigError(f"--render must be auto, always or never (got {cc.render!r})")
     return CrawlDriver(seeds, out_dir, cc, fc, beam_args, resume=resume, write_warc=write_warc,
-                       progress=progress, order=order, target_languages=target_languages).run()
+                       progress=progress, order=order, target_languages=target_languages, work_dir=work_dir).run()
 
 
 def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = BOT_TOKEN,
@@ -438,7 +477,7 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
     for fpath in files:
         if not os.path.isfile(fpath):
             raise CidermillError(f"{fpath}: WARC file not found")
-    pages_dir = os.path.join(os.path.abspath(out_dir), "pages")
+    pages_dir = objectstore.join(out_dir if objectstore.is_remote(out_dir) else os.path.abspath(out_dir), "pages")
     prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
 
     def read(path):

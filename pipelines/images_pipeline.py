@@ -31,6 +31,7 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.pvalue import AsSingleton
 
+from corpus import objectstore
 from corpus.buckets import bucket_of
 from corpus.errors import CidermillError
 from corpus.provenance import make_provenance
@@ -446,8 +447,8 @@ def run_images(pages_dir: str, out_dir: str, clip_checkpoint: str | None = None,
     # runner's workers then reuse this very model)
     model_name = shared_scorer(cfg.clip_model, cfg.clip_checkpoint, cfg.clip_batch_size, cfg.clip_threads).model_name
     cfg = replace(cfg, clip=resolve_threshold(cfg.clip, checkpoint_threshold(cfg.clip_checkpoint)))
-    pairs_dir = os.path.join(out_dir, "pairs")
-    inter_dir = os.path.join(out_dir, "interleaved")
+    pairs_dir = objectstore.join(out_dir, "pairs")
+    inter_dir = objectstore.join(out_dir, "interleaved")
     conf = cfg.to_json()
     inputs = [pages_dir] + ([cfg.clip_checkpoint] if cfg.clip_checkpoint else []) + list(cfg.warc_files or ())
     prov_p = make_provenance("pairs", conf, inputs)

@@ -23,3 +23,21 @@ def dask_cluster(tmp_path_factory):
     from tests_dask import start_cluster  # tests/tests_dask.py
     with start_cluster(str(tmp_path_factory.mktemp("dask")), nworkers=2) as address:
         yield address
+
+
+# -- an S3-compatible server (moto_server) on 127.0.0.1, one per test module that asks -------------------
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    """An S3 endpoint with bucket `cider`; the AWS_* settings every reader and writer picks up."""
+    import pyarrow.fs as pafs
+    from s3_server import moto  # tests/s3_server.py
+    tmp = tmp_path_factory.mktemp("s3")
+    with moto(tmp) as url:
+        env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+        mp = pytest.MonkeyPatch()
+        for k, v in env.items():
+            mp.setenv(k, v)
+        pafs.S3FileSystem(endpoint_override=url, allow_bucket_creation=True).create_dir("cider")
+        yield url
+        mp.undo()

@@ -16,7 +16,11 @@ BEAM = True
 def configure(p):
     p.add_argument("--seeds", nargs="+", metavar="URL", default=[], help="start URLs")
     p.add_argument("--seeds-file", help="file with one seed URL per line")
-    p.add_argument("--out", required=True, help="output directory (pages/, log/, waves/, state.json)")
+    p.add_argument("--out", required=True, help="output directory (pages/, log/, waves/, state.json), or "
+                   "s3://bucket/prefix: pages/, log/ and state.json are published there at the end of each run")
+    p.add_argument("--work-dir", metavar="DIR", help="with an s3:// --out: the local directory of the crawl's "
+                   "working state (waves/, state.json; --resume reads it) (default: "
+                   "~/.cache/cidermill/crawl/<hash of --out>)")
     p.add_argument("--resume", action="store_true", help="continue the crawl stored in --out")
     p.add_argument("--max-pages", type=int, default=1000, help="pages to fetch in total (default 1000)")
     p.add_argument("--max-pages-per-host", type=int, default=0, help="pages per host (default: no limit)")
@@ -135,6 +139,6 @@ def run(args, beam_args) -> int:
                                max_pages=args.max_pages, max_depth=args.max_depth, delay=args.delay,
                                resume=args.resume, beam_args=beam_args, write_warc=args.write_warc,
                                progress=not args.quiet, crawl_config=cc, frontier_config=fc, order=args.order,
-                               target_languages=args.target_languages)
+                               target_languages=args.target_languages, work_dir=args.work_dir)
     print(json.dumps({"pages": pages, **summary}, indent=1))
     return 0

@@ -4,12 +4,7 @@ bytes as on disk, a Beam job on Dask workers writing there, and one-line errors 
 refused credentials and an output that holds another dataset."""
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -22,46 +17,9 @@ from corpus.reader import ShardDataset
 from corpus.verify import verify_dataset
 from corpus.writer import write_dataset
 from pipelines.cli import main
+from s3_server import moto
 
 pytestmark = pytest.mark.slow
-MOTO = os.path.join(os.path.dirname(sys.executable), "moto_server")
-
-
-@contextlib.contextmanager
-def moto(tmp_path, **env):
-    from tests_dask import free_port
-    port = free_port()
-    log = open(tmp_path / f"moto-{port}.log", "wb")
-    p = subprocess.Popen([MOTO, "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log,
-                         env=dict(os.environ, **env))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url + "/moto-api/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield url
-    finally:
-        p.terminate()
-        p.wait(timeout=10)
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    """An S3 endpoint with bucket `cider`; the AWS_* settings every reader and writer picks up."""
-    tmp = tmp_path_factory.mktemp("s3")
-    with moto(tmp) as url:
-        env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-               "AWS_DEFAULT_REGION": "us-east-1"}
-        mp = pytest.MonkeyPatch()
-        for k, v in env.items():
-            mp.setenv(k, v)
-        pafs.S3FileSystem(endpoint_override=url, allow_bucket_creation=True).create_dir("cider")
-        yield url
-        mp.undo()
 
 
 def table(n=200):
@@ -195,3 +153,48 @@ def test_text_job_writes_dataset_rejected_rows_and_report_to_s3(s3, tmp_path, ca
     err = capsys.readouterr().err.strip()
     assert rc == 1 and "already holds a different dataset" in err and "\n" not in err
     assert len(ShardDataset("s3://cider/text/other")) == 5 and digests("s3://cider/text/docs") == before
+
+
+def test_crawl_publishes_pages_log_and_warc_to_s3_and_resumes(s3, tmp_path, capsys):
+    """`cidermill crawl --out s3://...`: the crawl's state stays in a local work directory; each run
+    publishes pages, log (with report), WARC files and state.json; the pages equal a local crawl's;
+    --resume fetches no page twice; an s3:// OUT holding another crawl or another dataset is refused."""
+    from pipelines.demo_site.server import DemoSite
+    common = ["--allow-private", "--delay", "0", "--max-depth", "2", "--render", "never", "--no-sitemaps", "--quiet"]
+    local, work = str(tmp_path / "local"), str(tmp_path / "work")
+    with DemoSite() as site:
+        seeds = ["--seeds", site.url + "/"]
+        assert main(["crawl", "--out", local, *seeds, "--max-pages", "6", *common]) == 0
+        site_paths = len(site.requested_paths())
+        remote = ["crawl", "--out", "s3://cider/crawl", "--work-dir", work, *common]
+        assert main([*remote, *seeds, "--max-pages", "6", "--write-warc"]) == 0
+        assert main([*remote, "--resume", "--max-pages", "10"]) == 0
+        fetched = [p for p in site.requested_paths()[site_paths:] if p != "/robots.txt"]
+        assert main([*remote, "--seeds", site.url + "/de/", "--max-pages", "2"]) == 1  # another crawl
+        write_dataset("s3://cider/crawl-other", "documents", table(3))
+        assert main(["crawl", "--out", "s3://cider/crawl-other", "--work-dir", str(tmp_path / "w2"), *seeds,
+                     "--max-pages", "2", *common]) == 1
+        assert main(["crawl", "--out", local, "--work-dir", work, *seeds, *common]) == 1  # local OUT: no work dir
+    err = capsys.readouterr().err
+    assert "holds a different crawl" in err and "not empty and holds no crawl" in err and "--work-dir is for" in err
+    assert len(fetched) == len(set(fetched)) == 10              # 6, then 4 more on resume; none twice
+    pages = ShardDataset("s3://cider/crawl/pages")
+    assert 8 <= len(pages) <= 10 and verify_dataset("s3://cider/crawl/pages") == []  # 404s are logged, not pages
+    assert verify_dataset("s3://cider/crawl/log") == [] and len(ShardDataset("s3://cider/crawl/log")) >= 10
+    assert main(["shards", "verify", "s3://cider/crawl/pages"]) == 0
+    mine = {r["url"]: r["text"] for r in ShardDataset(local + "/pages").iter_rows(["url", "text"])}
+    theirs = {r["url"]: r["text"] for r in pages.iter_rows(["url", "text"])}
+    assert len(mine) >= 5 and all(theirs[u] == t for u, t in mine.items())  # the first run's pages, same text
+    fs, path = pafs.FileSystem.from_uri("s3://cider/crawl")
+    keys = {i.path[len(path) + 1:] for i in fs.get_file_info(pafs.FileSelector(path, recursive=True))}
+    assert "state.json" in keys and "pages/_report/stats.json" in keys and "log/_manifest.json" in keys
+    assert any(k.startswith("warc/wave-") for k in keys) and not [k for k in keys if ".tmp" in k or "waves/" in k]
+    assert len(ShardDataset("s3://cider/crawl-other")) == 3     # untouched
+    assert os.path.isdir(os.path.join(work, "waves"))
+    # the WARC a crawl wrote, imported into the store (`crawl --warc`)
+    warc = os.path.join(work, "warc", sorted(os.listdir(os.path.join(work, "warc")))[0])
+    assert main(["crawl", "--warc", warc, "--out", "s3://cider/from-warc", "--quiet"]) == 0
+    assert verify_dataset("s3://cider/from-warc/pages") == []
+    from crawl.warc import iter_warc_pages
+    assert {r["url"] for r in ShardDataset("s3://cider/from-warc/pages").iter_rows(["url"])} == \
+        {r["url"] for r in iter_warc_pages(warc)}

@@ -193,3 +193,26 @@ def test_same_bytes_on_a_dask_cluster(images_run, tmp_path, dask_cluster):
     for sub in ("pairs", "interleaved"):
         a, b = read_manifest(os.path.join(out, sub)), read_manifest(os.path.join(out2, sub))
         assert a.rows > 0 and [s.sha256 for s in a.shards] == [s.sha256 for s in b.shards], sub
+
+
+def test_images_job_writes_pairs_interleaved_and_report_to_s3(images_run, s3):
+    """`cidermill images --out s3://...`: both datasets, their reports and the figures land in the
+    bucket, and the shards are the bytes of the local run."""
+    import pyarrow.fs as pafs
+
+    from corpus.manifest import read_manifest
+    from pipelines.cli import main
+    _, out, _, args = images_run
+    remote = list(args)
+    remote[remote.index("--out") + 1] = "s3://cider/images"
+    assert main(remote) == 0
+    for name in ("pairs", "interleaved"):
+        local = [(s.path, s.rows, s.sha256) for s in read_manifest(os.path.join(out, name)).shards]
+        theirs = [(s.path, s.rows, s.sha256) for s in read_manifest(f"s3://cider/images/{name}").shards]
+        assert local and theirs == local and verify_dataset(f"s3://cider/images/{name}") == []
+    fs, path = pafs.FileSystem.from_uri("s3://cider/images")
+    keys = {i.path[len(path) + 1:] for i in fs.get_file_info(pafs.FileSelector(path, recursive=True))}
+    assert {"pairs/_report/stats.json", "pairs/_report/plots/clip_score_hist.png",
+            "interleaved/_report/stats.json"} <= keys
+    assert any(k.startswith("pairs/_report/plots/sheet_") for k in keys)
+    assert any(k.startswith("pairs/_report/dropped/") for k in keys) and not [k for k in keys if ".tmp" in k]
