@@ -65,6 +65,9 @@ class CrawlWaveFn(beam.DoFn):
         self.driver_pid = os.getpid()
         self.crawler = None
 
+    def dataset_paths(self) -> list[str]:  # its chunk checkpoints (the wave's datasets: WriteShards)
+        return [self.partial_dir] if self.partial_dir else []
+
     def setup(self):
         self.crawler = shared_crawler(CrawlConfig.from_json(self.config_json))
 

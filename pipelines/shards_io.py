@@ -73,6 +73,9 @@ class _WriteShard(beam.DoFn):
         self.out_dir = out_dir
         self.schema = schema
 
+    def dataset_paths(self) -> list[str]:  # what a remote runner's workers must see (runners/dask_client.py)
+        return [self.out_dir]
+
     def process(self, element: tuple[int, Iterable[bytes]]):
         index, blobs = element
         yield write_shard_file(self.out_dir, index, shard_table((_table(b) for b in blobs), self.schema, index))
@@ -113,6 +116,9 @@ class WriteShards(beam.PTransform):
 class _ReadShard(beam.DoFn):
     def __init__(self, directory: str, columns):
         self.directory, self.columns = directory, columns
+
+    def dataset_paths(self) -> list[str]:
+        return [self.directory]
 
     def setup(self):
         self.dataset = None

@@ -26,7 +26,9 @@ def worker_env(extra_path: str | None = None) -> dict:
 
 
 @contextlib.contextmanager
-def start_cluster(workdir: str, nworkers: int = 2, extra_path: str | None = None):
+def start_cluster(workdir: str, nworkers: int = 2, extra_path: str | None = None, hide: str | None = None):
+    """`hide`: the workers run in a mount namespace of their own where that directory is an empty
+    tmpfs, as if on another machine (needs `unshare -m`: see can_hide())."""
     port = free_port()
     address = f"127.0.0.1:{port}"
     env = worker_env(extra_path)
@@ -34,8 +36,10 @@ def start_cluster(workdir: str, nworkers: int = 2, extra_path: str | None = None
     procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
                               env=env, cwd=workdir, stdout=log, stderr=log, start_new_session=True)]
     try:
+        wrap = (["unshare", "-m", "--propagation", "private", "sh", "-c", 'mount -t tmpfs hidden "$1" && shift && '
+                 'exec "$@"', "sh", hide] if hide else [])
         procs.append(subprocess.Popen(
-            [DASK, "worker", f"tcp://{address}", "--nworkers", str(nworkers), "--nthreads", "1", "--host",
+            [*wrap, DASK, "worker", f"tcp://{address}", "--nworkers", str(nworkers), "--nthreads", "1", "--host",
              "127.0.0.1", "--no-dashboard", "--local-directory", workdir],
             env=env, cwd=workdir, stdout=log, stderr=log, start_new_session=True))
         from dask.distributed import Client
@@ -53,6 +57,15 @@ def start_cluster(workdir: str, nworkers: int = 2, extra_path: str | None = None
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
         log.close()
+
+
+def can_hide() -> bool:
+    """Whether this machine lets a process mount a tmpfs in a private mount namespace."""
+    try:
+        return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", "mount -t tmpfs x /mnt"],
+                              capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def worker_pids(address: str) -> dict[str, int]:

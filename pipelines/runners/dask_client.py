@@ -1,16 +1,23 @@
 """Getting a Dask client for a Beam job: an existing scheduler or a local cluster, checked first.
 
-A job should fail before it starts, in one line, when the scheduler cannot be reached or a worker
-cannot import what the job's functions need; otherwise the same mistake surfaces later as a
-pickling traceback from inside a worker.
+A job should fail before it starts, in one line, when the scheduler cannot be reached, a worker
+cannot import what the job's functions need, or a worker does not see a local dataset path as the
+driver does; otherwise the first two surface later as a pickling traceback from inside a worker,
+and the last as shards written to another machine's disk.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
 import logging
+import os
+import uuid
 from typing import Iterable
 
+from corpus import objectstore
 from corpus.errors import CidermillError
+from corpus.manifest import MANIFEST_NAME
 
 # what every task unpickles, whatever the pipeline
 BASE_MODULES = ("apache_beam", "pyarrow", "xxhash", "corpus", "pipelines")
@@ -46,6 +53,66 @@ def connect(address: str | None, n_workers: int, timeout_s: float = 10.0):
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                            dashboard_address=None, silence_logs=40)
     return Client(cluster, set_as_default=False), cluster
+
+
+def _witness(path: str) -> tuple[str, str, bool] | None:
+    """A file under `path` (or its nearest existing parent) whose bytes a worker that sees the same
+    directory reads back: a fresh marker where this process can write, else the dataset's manifest.
+    -> (file, sha256 of its bytes, whether to remove it afterwards), or None when there is nothing."""
+    d = os.path.abspath(path)
+    while not os.path.isdir(d) and os.path.dirname(d) != d:
+        d = os.path.dirname(d)
+    token = uuid.uuid4().hex
+    marker = os.path.join(d, f".cidermill-visible-{token}")
+    try:
+        with open(marker, "w", encoding="ascii") as f:
+            f.write(token)
+        return marker, hashlib.sha256(token.encode()).hexdigest(), True
+    except OSError:
+        mf = os.path.join(path, MANIFEST_NAME)
+        if os.path.isfile(mf):
+            with open(mf, "rb") as f:
+                return mf, hashlib.sha256(f.read()).hexdigest(), False
+    return None
+
+
+def _unseen(witnesses: list[tuple[str, str, str]]) -> list[str]:
+    """Runs on a worker: the paths whose witness file it cannot read, or reads other bytes from."""
+    missing = []
+    for path, file, sha in witnesses:
+        try:
+            with open(file, "rb") as f:
+                same = hashlib.sha256(f.read()).hexdigest() == sha
+        except OSError:
+            same = False
+        if not same:
+            missing.append(path)
+    return missing
+
+
+def check_paths(client, paths: Iterable[str]) -> None:
+    """Every local dataset path the job's workers read or write must be the same directory on every
+    worker (one machine, or a filesystem they all mount): a worker on another machine would write
+    shards to its own disk, and the job's output would silently lack them. s3:// paths are skipped."""
+    local = sorted(p for p in set(paths) if p and not objectstore.is_remote(p))
+    witnesses, cleanup = [], []
+    try:
+        for p in local:
+            w = _witness(p)
+            if w is not None:
+                witnesses.append((p, w[0], w[1]))
+                if w[2]:
+                    cleanup.append(w[0])
+        answers = client.run(_unseen, witnesses) if witnesses else {}
+    finally:
+        for f in cleanup:
+            with contextlib.suppress(OSError):
+                os.remove(f)
+    for worker, missing in sorted(answers.items()):
+        if missing:
+            raise CidermillError(f"Dask worker {worker} does not see {missing[0]} as this machine does (another "
+                                 "machine's disk?): give an s3:// path, or a directory on a filesystem every "
+                                 "worker mounts at the same path")
 
 
 def check_workers(client, modules: Iterable[str], wait_s: float = 30.0) -> int:

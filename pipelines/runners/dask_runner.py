@@ -247,6 +247,7 @@ class _Translate(PipelineVisitor):
         self.bags: dict[Any, Any] = {}  # PCollection -> dask bag
         self.consumed: set = set()
         self.modules: set[str] = set()
+        self.paths: set[str] = set()
         self.reshuffled: set = set()  # bags a Reshuffle produced: what reads them fans out
         self.lifting = None  # the CombinePerKey being translated whole (its parts are skipped)
 
@@ -334,6 +335,8 @@ class _Translate(PipelineVisitor):
             mod = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None)
             if mod and mod != "__main__":
                 self.modules.add(mod.split(".")[0])
+            if callable(getattr(obj, "dataset_paths", None)):  # local datasets its workers read or write
+                self.paths.update(obj.dataset_paths())
         spec = pickler.dumps((fn, args, kwargs, node.full_label))
         side_specs, side_values = [], []
         for si in node.side_inputs:
@@ -430,7 +433,7 @@ class DaskRunner(PipelineRunner):
     """Executes a batch Beam pipeline on a Dask cluster (see the module docstring)."""
 
     def run_pipeline(self, pipeline, options):
-        from pipelines.runners.dask_client import check_workers, connect
+        from pipelines.runners.dask_client import check_paths, check_workers, connect
 
         opts = options.view_as(CidermillDaskOptions)
         pipeline.replace_all(_overrides())
@@ -440,6 +443,7 @@ class DaskRunner(PipelineRunner):
             visitor = _Translate(opts.dask_npartitions or 4 * max(1, n_workers))
             pipeline.visit(visitor)
             check_workers(client, visitor.modules)
+            check_paths(client, visitor.paths)
             before = client.run(_traffic) if opts.dask_traffic_json else None
             futures = client.compute(visitor.leaves())
         except BaseException:

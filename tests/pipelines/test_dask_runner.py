@@ -168,3 +168,22 @@ def test_worker_missing_a_dependency_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert rc == 1 and "cannot import xxhash" in err and "\n" not in err
     assert not os.path.exists(os.path.join(tmp_path, "o", "_manifest.json"))
+
+
+def test_worker_that_does_not_see_a_local_dataset_is_refused(tmp_path, capsys):
+    """A worker that sees another disk at the output's path (here: its own mount namespace, where the
+    folder is an empty tmpfs, as on another machine) would write the shards there: refused in one
+    line before any work; an output the worker does see runs on the same cluster."""
+    from tests_dask import can_hide, start_cluster
+    if not can_hide():
+        pytest.skip("this machine does not allow a private mount namespace (unshare -m)")
+    hidden, shown = tmp_path / "hidden", tmp_path / "shown"
+    hidden.mkdir()
+    shown.mkdir()
+    with start_cluster(str(tmp_path), nworkers=1, hide=str(hidden)) as address:
+        bad = main(["synth", "tables", "--n", "3", "--out", str(hidden / "tables"), *on(address)])
+        err = capsys.readouterr().err.strip()
+        good = main(["synth", "tables", "--n", "3", "--out", str(shown / "tables"), *on(address)])
+    assert bad == 1 and "does not see" in err and str(hidden / "tables") in err and "\n" not in err
+    assert not os.path.exists(hidden / "tables" / "_manifest.json") and os.listdir(hidden / "tables") == []
+    assert good == 0 and len(ShardDataset(str(shown / "tables"))) == 3
