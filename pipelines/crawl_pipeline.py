@@ -17,11 +17,10 @@ Output layout (all shard datasets, see corpus/):
                           partial/ chunk checkpoints while the wave runs
     OUT/warc/             wave-NNNNN.warc.gz when --write-warc
 
-OUT may be `s3://bucket/prefix`. The crawl's working state (state.json, waves/) then lives in a
-local work directory (`--work-dir`, default `default_work_dir(OUT)`, so `--resume` on the same
-machine finds it), and each run publishes OUT/pages, OUT/log (with their reports), OUT/warc and
-OUT/state.json to the store at its end: shards under temporary keys, each manifest last. An OUT
-that holds another crawl or something else is refused before anything is fetched.
+OUT may be `s3://bucket/prefix` (pipelines/crawl_publish.py): the crawl's working state
+(state.json, waves/) then lives in a local work directory (`--work-dir`), and each run publishes
+OUT/pages, OUT/log (with their reports), OUT/warc and OUT/state.json to the store at its end:
+shards under temporary keys, each manifest last.
 """
 from __future__ import annotations
 
@@ -48,10 +47,10 @@ from crawl.identity import BOT_TOKEN
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
 from crawl.warc import iter_warc_pages
 from pipelines.beam_options import normalise_args, pipeline_options
+from pipelines.crawl_publish import STATE_NAME, check_publish, default_work_dir, publish_files
 from pipelines.shards_io import WriteShards
 
 log = logging.getLogger("cidermill.crawl")
-STATE_NAME = "state.json"
 STATE_FORMAT = "cidermill.crawl/1"
 MAX_WAVES = 10_000
 
@@ -157,14 +156,6 @@ def _write(d: str, kind: str, schema, rows: list[dict], provenance: dict) -> Non
     write_dataset(d, kind, pa.Table.from_pylist(rows, schema=schema), provenance, overwrite=True)
 
 
-def default_work_dir(out_uri: str) -> str:
-    """Where the working state of a crawl into an object store lives on this machine."""
-    import hashlib
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    key = hashlib.sha256(out_uri.rstrip("/").encode()).hexdigest()[:16]
-    return os.path.join(cache, "cidermill", "crawl", key)
-
-
 def _state_config(seeds, crawl_cfg: CrawlConfig, frontier_cfg: FrontierConfig) -> dict:
     """What must not change across --resume (budgets may grow; the rest defines the crawl)."""
     c = crawl_cfg.to_json()
@@ -204,22 +195,6 @@ class CrawlDriver:
             print(f"[crawl] {msg}", flush=True)
 
     # -- state ----------------------------------------------------------------------------------
-    def _check_publish(self) -> None:
-        """An s3:// OUT may be empty or hold this crawl (same seeds, scope and tokens): anything
-        else is refused before a page is fetched; then the crawl's state is put there."""
-        cfg = _state_config(self.seeds, self.ccfg, self.fcfg)
-        uri = objectstore.join(self.publish, STATE_NAME)
-        objectstore.check_bucket(self.publish)
-        if objectstore.exists(uri):
-            old = json.loads(objectstore.read_bytes(uri))
-            if old.get("config") != cfg:
-                raise CidermillError(f"{self.publish}: holds a different crawl; choose another --out")
-        elif objectstore.listdir(self.publish):
-            raise CidermillError(f"{self.publish}: is not empty and holds no crawl; choose another --out")
-        else:
-            with open(os.path.join(self.out, STATE_NAME), "rb") as f:
-                objectstore.write_bytes(uri, f.read())
-
     def _init_state(self) -> None:
         state_path = os.path.join(self.out, STATE_NAME)
         cfg = _state_config(self.seeds, self.ccfg, self.fcfg)
@@ -260,7 +235,7 @@ class CrawlDriver:
                 self.seed_log.append(_decision_row(s, "skipped", why or "invalid_url", "bad seed", -1))
         self.order.rescore(self.frontier.pending)
         if self.publish:
-            self._check_publish()
+            check_publish(self.publish, os.path.join(self.out, STATE_NAME), cfg)
 
     def _replay(self) -> None:
         """Rebuild seen set, budgets and pending frontier from completed waves."""
@@ -394,10 +369,7 @@ class CrawlDriver:
                         w.write_table(_with_priority(ShardDataset(dd).to_table(), why if part == "log" else {}))
             w.write_rows(limit_rows)
         if self.publish and self.write_warc:
-            warc_dir = os.path.join(self.out, "warc")
-            for name in sorted(os.listdir(warc_dir)) if os.path.isdir(warc_dir) else []:
-                with open(os.path.join(warc_dir, name), "rb") as f:
-                    objectstore.write_bytes(objectstore.join(objectstore.join(target, "warc"), name), f.read())
+            publish_files(os.path.join(self.out, "warc"), objectstore.join(target, "warc"))
         from pipelines.crawl_report import write_crawl_report
         summary = write_crawl_report(pages_dir, log_dir, pending=len(leftovers))
         return pages_dir, summary
