@@ -19,8 +19,8 @@ Output layout (all shard datasets, see corpus/):
 
 OUT may be `s3://bucket/prefix` (pipelines/crawl_publish.py): the crawl's working state
 (state.json, waves/) then lives in a local work directory (`--work-dir`), and each run publishes
-OUT/pages, OUT/log (with their reports), OUT/warc and OUT/state.json to the store at its end:
-shards under temporary keys, each manifest last.
+copies of its finished OUT/pages and OUT/log (with their reports), OUT/warc and OUT/state.json to
+the store at its end: shards under temporary keys, each manifest last.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ from corpus.manifest import manifest_path, read_manifest
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
 from corpus.schemas import PAGES
-from corpus.writer import DatasetWriter, finalize_dataset, place_shard_file, prepare_output_dir, write_dataset
+from corpus.writer import (DatasetWriter, copy_dataset, finalize_dataset, place_shard_file, prepare_output_dir,
+                           write_dataset)
 from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
 from crawl.identity import BOT_TOKEN
@@ -342,8 +343,7 @@ class CrawlDriver:
     def _merge(self) -> tuple[str, dict]:
         waves_root = os.path.join(self.out, "waves")
         waves = sorted(int(n) for n in os.listdir(waves_root) if n.isdigit()) if os.path.isdir(waves_root) else []
-        target = self.publish or self.out
-        pages_dir = objectstore.join(target, "pages")
+        pages_dir = os.path.join(self.out, "pages")
         prepare_output_dir(pages_dir, "pages", overwrite=True)
         infos = []
         for w in waves:
@@ -357,7 +357,7 @@ class CrawlDriver:
         leftovers = self.frontier.leftovers()
         limit_rows = [_decision_row(e["url"], "skipped", "limit", "page budget exhausted", self.wave, e["depth"],
                                     e["parent"]) for e in leftovers] if self.frontier.budget_left() == 0 else []
-        log_dir = objectstore.join(target, "log")
+        log_dir = os.path.join(self.out, "log")
         with DatasetWriter(log_dir, "crawl_log", CRAWL_LOG, self.provenance, overwrite=True) as w:
             w.write_rows(self.seed_log)
             for wv in waves:
@@ -368,10 +368,14 @@ class CrawlDriver:
                     if _is_dataset(dd):
                         w.write_table(_with_priority(ShardDataset(dd).to_table(), why if part == "log" else {}))
             w.write_rows(limit_rows)
-        if self.publish and self.write_warc:
-            publish_files(os.path.join(self.out, "warc"), objectstore.join(target, "warc"))
         from pipelines.crawl_report import write_crawl_report
         summary = write_crawl_report(pages_dir, log_dir, pending=len(leftovers))
+        if self.publish:  # the finished local datasets, report included, go to the store as they are
+            if self.write_warc:
+                publish_files(os.path.join(self.out, "warc"), objectstore.join(self.publish, "warc"))
+            copy_dataset(log_dir, objectstore.join(self.publish, "log"))
+            pages_dir = objectstore.join(self.publish, "pages")
+            copy_dataset(os.path.join(self.out, "pages"), pages_dir)
         return pages_dir, summary
 
     def run(self) -> tuple[str, dict]:

@@ -191,6 +191,8 @@ def test_crawl_publishes_pages_log_and_warc_to_s3_and_resumes(s3, tmp_path, caps
     assert any(k.startswith("warc/wave-") for k in keys) and not [k for k in keys if ".tmp" in k or "waves/" in k]
     assert len(ShardDataset("s3://cider/crawl-other")) == 3     # untouched
     assert os.path.isdir(os.path.join(work, "waves"))
+    for name in ("pages", "log"):  # the store holds the bytes of the work directory's finished datasets
+        assert digests(f"s3://cider/crawl/{name}") == digests(os.path.join(work, name))
     # the WARC a crawl wrote, imported into the store (`crawl --warc`)
     warc = os.path.join(work, "warc", sorted(os.listdir(os.path.join(work, "warc")))[0])
     assert main(["crawl", "--warc", warc, "--out", "s3://cider/from-warc", "--quiet"]) == 0
