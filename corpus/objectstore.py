@@ -132,6 +132,17 @@ def write_bytes(uri: str, data: bytes) -> None:
     _call(uri, _write)
 
 
+def upload_dir(local_dir: str, uri: str) -> None:
+    """Every file under `local_dir` (a missing one has none) to the same relative key under `uri`,
+    one PUT each, in path order: a report's figures, a crawl's WARC files."""
+    for root, dirs, files in os.walk(local_dir):
+        dirs.sort()
+        for name in sorted(files):
+            rel = os.path.relpath(os.path.join(root, name), local_dir).replace(os.sep, "/")
+            with open(os.path.join(root, name), "rb") as f:
+                write_bytes(join(uri, rel), f.read())
+
+
 def put_via_temp(uri: str, data: bytes, tmp_name: str) -> None:
     """Upload under a temporary key beside `uri`, then move it into place."""
     fs, path = resolve(uri)

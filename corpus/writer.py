@@ -101,24 +101,14 @@ def place_shard_file(src: str, directory: str, index: int, info: ShardInfo) -> S
     return ShardInfo(name, info.rows, info.bytes, info.sha256)
 
 
-def copy_dataset(src: str, dst: str) -> Manifest:
-    """A finished local dataset, its shards and its report, to `dst` (a local path or a store),
-    bytes unchanged: shards and report first, the manifest last, as any writer commits."""
+def upload_dataset(src: str, uri: str) -> Manifest:
+    """A finished local dataset, its shards and its report, to `uri` on an object store, bytes
+    unchanged: shards and report first, the manifest last, as any writer commits."""
     m = read_manifest(src)
-    prepare_output_dir(dst, m.kind, job=m.provenance.get("job"), overwrite=True)
-    infos = [place_shard_file(os.path.join(src, s.path), dst, i, s) for i, s in enumerate(m.shards)]
-    rsrc = os.path.join(src, REPORT_DIR)
-    for root, _, files in sorted(os.walk(rsrc)):
-        for name in sorted(files):
-            rel = os.path.relpath(os.path.join(root, name), rsrc).replace(os.sep, "/")
-            target = objectstore.join(objectstore.join(dst, REPORT_DIR), rel)
-            if objectstore.is_remote(dst):
-                with open(os.path.join(root, name), "rb") as f:
-                    objectstore.write_bytes(target, f.read())
-            else:
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copyfile(os.path.join(root, name), target)
-    return finalize_dataset(dst, m.kind, m.schema, infos, m.provenance)
+    prepare_output_dir(uri, m.kind, job=m.provenance.get("job"), overwrite=True)
+    infos = [place_shard_file(os.path.join(src, s.path), uri, i, s) for i, s in enumerate(m.shards)]
+    objectstore.upload_dir(os.path.join(src, REPORT_DIR), objectstore.join(uri, REPORT_DIR))
+    return finalize_dataset(uri, m.kind, m.schema, infos, m.provenance)
 
 
 def prepare_output_dir(directory: str, kind: str, job: str | None = None, overwrite: bool = False) -> None:

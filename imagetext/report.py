@@ -80,9 +80,7 @@ def write_figures(sheets: list, hist: list, cut: float, pairs_dir: str, model_na
         return _draw_figures(sheets, hist, cut, rdir, model_name)
     with tempfile.TemporaryDirectory(prefix="cidermill-figures-") as tmp:
         stats = _draw_figures(sheets, hist, cut, tmp, model_name)
-        for name in sorted(os.listdir(os.path.join(tmp, "plots"))):
-            with open(os.path.join(tmp, "plots", name), "rb") as f:
-                objectstore.write_bytes(f"{rdir}/plots/{name}", f.read())
+        objectstore.upload_dir(os.path.join(tmp, "plots"), f"{rdir}/plots")
     return stats
 
 

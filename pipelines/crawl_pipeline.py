@@ -40,7 +40,7 @@ from corpus.manifest import manifest_path, read_manifest
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
 from corpus.schemas import PAGES
-from corpus.writer import (DatasetWriter, copy_dataset, finalize_dataset, place_shard_file, prepare_output_dir,
+from corpus.writer import (DatasetWriter, finalize_dataset, place_shard_file, prepare_output_dir, upload_dataset,
                            write_dataset)
 from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
@@ -48,7 +48,7 @@ from crawl.identity import BOT_TOKEN
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
 from crawl.warc import iter_warc_pages
 from pipelines.beam_options import normalise_args, pipeline_options
-from pipelines.crawl_publish import STATE_NAME, check_publish, default_work_dir, publish_files
+from pipelines.crawl_publish import STATE_NAME, check_publish, default_work_dir
 from pipelines.shards_io import WriteShards
 
 log = logging.getLogger("cidermill.crawl")
@@ -372,10 +372,10 @@ class CrawlDriver:
         summary = write_crawl_report(pages_dir, log_dir, pending=len(leftovers))
         if self.publish:  # the finished local datasets, report included, go to the store as they are
             if self.write_warc:
-                publish_files(os.path.join(self.out, "warc"), objectstore.join(self.publish, "warc"))
-            copy_dataset(log_dir, objectstore.join(self.publish, "log"))
+                objectstore.upload_dir(os.path.join(self.out, "warc"), objectstore.join(self.publish, "warc"))
+            upload_dataset(log_dir, objectstore.join(self.publish, "log"))
+            upload_dataset(pages_dir, objectstore.join(self.publish, "pages"))
             pages_dir = objectstore.join(self.publish, "pages")
-            copy_dataset(os.path.join(self.out, "pages"), pages_dir)
         return pages_dir, summary
 
     def run(self) -> tuple[str, dict]:

@@ -2,8 +2,8 @@
 state lives, and what each run checks and publishes there.
 
 The crawl's state (state.json, waves/) is read back by every rerun and --resume, so it stays in a
-local work directory; the datasets a run produces (pages, log) are written to the store by the
-crawl driver (pipelines/crawl_pipeline.py), and the state file and WARC files are copied here.
+local work directory; at the end of each run the crawl driver (pipelines/crawl_pipeline.py)
+uploads the finished pages and log datasets and the WARC files, and the state file is put here.
 """
 from __future__ import annotations
 
@@ -37,10 +37,3 @@ def check_publish(out_uri: str, local_state: str, config: dict) -> None:
     else:
         with open(local_state, "rb") as f:
             objectstore.write_bytes(uri, f.read())
-
-
-def publish_files(local_dir: str, out_uri: str) -> None:
-    """Every file of `local_dir` to `out_uri/` (one PUT each, in name order)."""
-    for name in sorted(os.listdir(local_dir)) if os.path.isdir(local_dir) else []:
-        with open(os.path.join(local_dir, name), "rb") as f:
-            objectstore.write_bytes(objectstore.join(out_uri, name), f.read())

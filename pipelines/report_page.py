@@ -55,9 +55,7 @@ def render_report(dataset_dir: str) -> str:
     with tempfile.TemporaryDirectory(prefix="cidermill-report-") as tmp:
         _render(dataset_dir, tmp)
         rdir = report_dir(dataset_dir)
-        for name in sorted(os.listdir(os.path.join(tmp, "plots"))):
-            with open(os.path.join(tmp, "plots", name), "rb") as f:
-                objectstore.write_bytes(f"{rdir}/plots/{name}", f.read())
+        objectstore.upload_dir(os.path.join(tmp, "plots"), f"{rdir}/plots")
         with open(os.path.join(tmp, "index.html"), "rb") as f:
             objectstore.write_bytes(f"{rdir}/index.html", f.read())
     return f"{rdir}/index.html"
