@@ -63,6 +63,13 @@ class TextFilter:
         check_keys(cls.name, cfg, set(getattr(cls, "OPTIONS", ())))
         return cls(**cfg)
 
+    @classmethod
+    def input_files(cls, cfg: dict) -> list[str]:
+        """Local files the filter built from `cfg` opens (models, word lists, eval sets), named
+        without opening them: a remote runner checks that its workers have the same bytes there
+        (pipelines/runners/dask_client.py: check_files). Filters that open files override this."""
+        return []
+
     def __call__(self, doc: Doc) -> tuple[dict[str, float], bool, str | None]:
         """clean + score + decide on one document."""
         self.clean(doc)

@@ -85,6 +85,11 @@ def load_config(path: str | None = None, overrides: dict | None = None) -> dict[
     return cfg
 
 
+def input_files(cfg: dict[str, Any]) -> list[str]:
+    """Local files TextChain(cfg) opens (models, word lists, eval sets), named without opening them."""
+    return [p for name in cfg["stages"] if name in FILTERS for p in FILTERS[name].input_files(cfg.get(name) or {})]
+
+
 class TextChain:
     """All per-document work of the text pipeline, driven by a loaded config."""
 

@@ -62,6 +62,10 @@ class Decontamination(TextFilter):
             for t in read_eval_texts(path, fields, whole_file):
                 self.eval_hashes |= ngram_hashes(t, self.n)
 
+    @classmethod
+    def input_files(cls, cfg: dict) -> list[str]:
+        return list(cfg.get("eval_sets") or [])
+
     @property
     def active(self) -> bool:
         return bool(self.eval_hashes)

@@ -76,6 +76,10 @@ class LanguageId(TextFilter):
         check_keys(cls.name, cfg, cls.OPTIONS)
         return cls(**cfg)
 
+    @classmethod
+    def input_files(cls, cfg: dict) -> list[str]:
+        return [cfg.get("model") or lid_model_path()]
+
     @property
     def model(self):
         if self._model is None:

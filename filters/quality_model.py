@@ -111,6 +111,10 @@ class QualityModel(TextFilter):
         self.languages = frozenset(languages) if languages else None  # judge only these; others pass
         self._model = None
 
+    @classmethod
+    def input_files(cls, cfg: dict) -> list[str]:
+        return [cfg.get("model") or DEFAULT_MODEL]
+
     @property
     def model(self):
         if self._model is None:

@@ -153,6 +153,15 @@ class Safety(TextFilter):
             except (ImportError, AttributeError, ValueError) as e:
                 raise ConfigError(f"safety.classifier {classifier!r}: cannot import ({e})") from None
 
+    @classmethod
+    def input_files(cls, cfg: dict) -> list[str]:
+        """The config's word lists and blocked-domains file (the shipped lists are code)."""
+        extra = cfg.get("wordlists") or {}
+        files = [extra[lang] for lang in sorted(extra)]
+        if cfg.get("blocked_domains_file"):
+            files.append(cfg["blocked_domains_file"])
+        return files
+
     @property
     def score_ranges(self) -> dict[str, tuple[float, float]]:  # type: ignore[override]
         r = dict(self.RANGES)

@@ -113,6 +113,20 @@ def _warc_lookup(item: tuple[str, dict[str, list]], cfg: ImagesConfig):
         yield beam.pvalue.TaggedOutput("missing", src)
 
 
+class _WarcRecords(beam.DoFn):
+    """WARC file path -> (url, image record) of each image response archived in it."""
+
+    def __init__(self, files: list[str], fc):
+        self.files, self.fc = files, fc
+
+    def file_paths(self) -> list[str]:  # what a remote runner's workers must hold (runners/dask_client.py)
+        return self.files
+
+    def process(self, path: str):
+        for r in iter_warc_images(path, self.fc.user_agent, self.fc.optout_token, self.fc.max_bytes):
+            yield r["url"], r
+
+
 class ReadWarcImages(beam.PTransform):
     """srcs -> ((src, info) found in cfg.warc_files, srcs not archived there)."""
 
@@ -121,11 +135,9 @@ class ReadWarcImages(beam.PTransform):
         self.cfg = cfg
 
     def expand(self, srcs):
-        fc = self.cfg.fetch
-        recs = (srcs.pipeline | "Files" >> beam.Create(sorted(os.path.abspath(f) for f in self.cfg.warc_files))
-                | "Spread" >> beam.Reshuffle()
-                | "Records" >> beam.FlatMap(lambda path: ((r["url"], r) for r in iter_warc_images(
-                    path, fc.user_agent, fc.optout_token, fc.max_bytes))))
+        files = sorted(os.path.abspath(f) for f in self.cfg.warc_files)
+        recs = (srcs.pipeline | "Files" >> beam.Create(files) | "Spread" >> beam.Reshuffle()
+                | "Records" >> beam.ParDo(_WarcRecords(files, self.cfg.fetch)))
         keyed = srcs | "SrcKey" >> beam.Map(lambda s: (url_key(s) or "\x00bad:" + s, s))
         looked = ({"src": keyed, "rec": recs} | "Join" >> beam.CoGroupByKey()
                   | "Lookup" >> beam.FlatMap(_warc_lookup, self.cfg).with_outputs("missing", main="found"))
@@ -191,6 +203,9 @@ class ClipScoreDoFn(beam.DoFn):
 
     def __init__(self, cfg: ImagesConfig, key_text: Callable[[Any], str]):
         self.cfg, self.key_text = cfg, key_text
+
+    def file_paths(self) -> list[str]:  # the checkpoint every worker loads (runners/dask_client.py)
+        return [self.cfg.clip_checkpoint] if self.cfg.clip_checkpoint else []
 
     def setup(self):
         self.scorer = shared_scorer(self.cfg.clip_model, self.cfg.clip_checkpoint,

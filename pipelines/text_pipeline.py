@@ -29,7 +29,7 @@ from corpus.errors import ConfigError
 from corpus.reader import ShardDataset
 from corpus.report import ReportStats, merge_all
 from filters import percentile
-from filters.chain import TextChain, funnel
+from filters.chain import TextChain, funnel, input_files
 from pipelines.report_io import WriteReport
 from pipelines.shards_io import WriteShards, read_items
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
@@ -76,6 +76,9 @@ class _Score(beam.DoFn):
 
     def __init__(self, cfg: dict[str, Any]):
         self.cfg = cfg
+
+    def file_paths(self) -> list[str]:  # what a remote runner's workers must hold (runners/dask_client.py)
+        return input_files(self.cfg)
 
     def setup(self):
         self.chain = TextChain(self.cfg)

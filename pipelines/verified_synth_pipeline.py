@@ -162,6 +162,9 @@ class _GenerateVerified(beam.DoFn):
     def __init__(self, cfg: VerifiedConfig):
         self.cfg = cfg
 
+    def file_paths(self) -> list[str]:  # the eval sets every worker reads (runners/dask_client.py)
+        return list(self.cfg.eval_sets)
+
     def setup(self):
         self.decon = Decontaminator(self.cfg)
         if self.cfg.kind == "math":
