@@ -1,9 +1,18 @@
 """Getting a Dask client for a Beam job: an existing scheduler or a local cluster, checked first.
 
 A job should fail before it starts, in one line, when the scheduler cannot be reached, a worker
-cannot import what the job's functions need, or a worker does not see a local dataset path as the
-driver does; otherwise the first two surface later as a pickling traceback from inside a worker,
-and the last as shards written to another machine's disk.
+cannot import what the job's functions need, a worker does not see a local dataset path as the
+driver does, or a worker lacks (or holds other bytes at) a local file the job's functions open
+there (a model, a checkpoint, a WARC file); otherwise the first two surface later as a pickling
+traceback from inside a worker, the third as shards written to another machine's disk, and the
+last as an obscure error in the middle of the job, or a job run with another model of the same name.
+
+What the runner asks of a job's functions (DoFns, CombineFns), both optional:
+  dataset_paths() -> [dir]   local dataset directories its workers read or write (check_paths);
+  file_paths() -> [file]     local files its workers open (check_files). It must name them without
+                             opening them: it is called here and again on every worker, so a default
+                             that a worker resolves from its own installed packages (the shipped
+                             quality and language-ID models) is checked where that worker loads it.
 """
 from __future__ import annotations
 
@@ -113,6 +122,76 @@ def check_paths(client, paths: Iterable[str]) -> None:
             raise CidermillError(f"Dask worker {worker} does not see {missing[0]} as this machine does (another "
                                  "machine's disk?): give an s3:// path, or a directory on a filesystem every "
                                  "worker mounts at the same path")
+
+
+# Bytes of a file that its digest covers: the first and the last MiB (all of it up to 2 MiB), and its
+# size. A whole-file sha256 would read every byte on the driver and again in every worker process
+# (a CLIP checkpoint is hundreds of MB, the images job's WARC inputs can be many GB, and a machine
+# runs one worker per core) before any work starts; the check is there to catch a missing file or
+# another file at the same path (another model build, another crawl's WARC), whose size, header or
+# leading weights differ; two files that differ only in their middle bytes are not told apart.
+DIGEST_SPAN = 1 << 20
+
+
+def file_digest(path: str) -> str:
+    """'SIZE sha256' of a file's size and its first and last DIGEST_SPAN bytes (see above)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        h = hashlib.sha256(f.read(DIGEST_SPAN))
+        if size > DIGEST_SPAN:
+            f.seek(max(DIGEST_SPAN, size - DIGEST_SPAN))
+            h.update(f.read(DIGEST_SPAN))
+    return f"{size} {h.hexdigest()}"
+
+
+def _file_digests(users: list) -> list:
+    """Runs on a worker, and here: for each function, [(path, digest or None when unreadable)] of the
+    local files its file_paths() names, resolved in this process; a string when that call failed."""
+    out: list = []
+    seen: dict[str, str | None] = {}
+    for fn in users:
+        try:
+            paths = [p for p in fn.file_paths() if p and not objectstore.is_remote(p)]
+        except Exception as e:  # noqa: BLE001  (e.g. a default model's package missing on a worker)
+            out.append(f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:200]}")
+            continue
+        for p in paths:
+            if p not in seen:
+                try:
+                    seen[p] = file_digest(p)
+                except OSError:
+                    seen[p] = None
+        out.append([(p, seen[p]) for p in paths])
+    return out
+
+
+def check_files(client, users: list) -> None:
+    """Every local file the job's functions open on the workers (their file_paths(), see the module
+    docstring) must hold the same bytes on every worker as here: same size, same sha256 of its first
+    and last MiB (DIGEST_SPAN). s3:// paths are skipped (every worker reads the same object); files
+    this process cannot read are skipped (the job's own checks on this machine report those)."""
+    if not users:
+        return
+    here = _file_digests(users)
+    answers = client.run(_file_digests, users)
+    hint = "put the same file at the same path on every worker, or on a filesystem every worker mounts"
+    for worker, there in sorted(answers.items()):
+        for fn, mine, theirs in zip(users, here, there):
+            if isinstance(mine, str):
+                continue
+            if isinstance(theirs, str) or len(theirs) != len(mine):
+                raise CidermillError(f"Dask worker {worker} cannot name the files {type(fn).__name__} opens "
+                                     f"({theirs if isinstance(theirs, str) else 'another list'}); install the "
+                                     "same cidermill and dependencies on every worker")
+            for (path, digest), (wpath, wdigest) in zip(mine, theirs):
+                if digest is None or wdigest == digest:
+                    continue
+                where = path if wpath == path else f"{wpath} (here: {path})"
+                if wdigest is None:
+                    raise CidermillError(f"Dask worker {worker} cannot read {where}, a file the job opens on "
+                                         f"its workers: {hint}")
+                raise CidermillError(f"Dask worker {worker} has other bytes at {where} than this machine "
+                                     f"({wdigest.split()[0]} bytes there, {digest.split()[0]} here): {hint}")
 
 
 def check_workers(client, modules: Iterable[str], wait_s: float = 30.0) -> int:

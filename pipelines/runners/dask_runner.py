@@ -248,6 +248,7 @@ class _Translate(PipelineVisitor):
         self.consumed: set = set()
         self.modules: set[str] = set()
         self.paths: set[str] = set()
+        self.file_users: list = []  # functions with file_paths(): local files their workers open
         self.reshuffled: set = set()  # bags a Reshuffle produced: what reads them fans out
         self.lifting = None  # the CombinePerKey being translated whole (its parts are skipped)
 
@@ -259,6 +260,7 @@ class _Translate(PipelineVisitor):
         if self.lifting is not None or type(t) is not beam.CombinePerKey or t.args or t.kwargs:
             return
         self.lifting = node
+        self._declared(t.fn)
         spec = pickler.dumps(t.fn)
         (bag,) = self._input(node)
         out = (bag.map_partitions(_partial_combine, spec)
@@ -335,8 +337,7 @@ class _Translate(PipelineVisitor):
             mod = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None)
             if mod and mod != "__main__":
                 self.modules.add(mod.split(".")[0])
-            if callable(getattr(obj, "dataset_paths", None)):  # local datasets its workers read or write
-                self.paths.update(obj.dataset_paths())
+            self._declared(obj)
         spec = pickler.dumps((fn, args, kwargs, node.full_label))
         side_specs, side_values = [], []
         for si in node.side_inputs:
@@ -344,6 +345,13 @@ class _Translate(PipelineVisitor):
             side_specs.append((type(si), si._view_options()))
             side_values.append(dask.delayed(_concat)(self.bags[si.pvalue].to_delayed(optimize_graph=False)))
         return bag.map_partitions(run_bundle, spec, side_specs, *side_values)
+
+    def _declared(self, obj) -> None:
+        """What a function declares its workers use locally (runners/dask_client.py's docstring)."""
+        if callable(getattr(obj, "dataset_paths", None)):  # local datasets its workers read or write
+            self.paths.update(obj.dataset_paths())
+        if callable(getattr(obj, "file_paths", None)):  # local files its workers open
+            self.file_users.append(obj)
 
     def leaves(self) -> list:
         return [b.map_partitions(_count) for pc, b in self.bags.items() if pc not in self.consumed]
@@ -433,7 +441,7 @@ class DaskRunner(PipelineRunner):
     """Executes a batch Beam pipeline on a Dask cluster (see the module docstring)."""
 
     def run_pipeline(self, pipeline, options):
-        from pipelines.runners.dask_client import check_paths, check_workers, connect
+        from pipelines.runners.dask_client import check_files, check_paths, check_workers, connect
 
         opts = options.view_as(CidermillDaskOptions)
         pipeline.replace_all(_overrides())
@@ -444,6 +452,7 @@ class DaskRunner(PipelineRunner):
             pipeline.visit(visitor)
             check_workers(client, visitor.modules)
             check_paths(client, visitor.paths)
+            check_files(client, visitor.file_users)
             before = client.run(_traffic) if opts.dask_traffic_json else None
             futures = client.compute(visitor.leaves())
         except BaseException:

@@ -187,3 +187,120 @@ def test_worker_that_does_not_see_a_local_dataset_is_refused(tmp_path, capsys):
     assert bad == 1 and "does not see" in err and str(hidden / "tables") in err and "\n" not in err
     assert not os.path.exists(hidden / "tables" / "_manifest.json") and os.listdir(hidden / "tables") == []
     assert good == 0 and len(ShardDataset(str(shown / "tables"))) == 3
+
+
+def test_worker_without_the_jobs_model_file_is_refused(tmp_path, capsys):
+    """A text job whose quality model lies in a folder a worker sees as another, empty disk (its own
+    mount namespace, as on another machine): refused in one line naming the worker and the file,
+    before any work; the same job with the model where the worker sees it runs on that cluster
+    (the language-ID model, left at its default, is resolved and checked on the worker itself)."""
+    import shutil
+
+    import yaml
+
+    from filters.quality_model import DEFAULT_MODEL
+    from tests_dask import can_hide, start_cluster
+    if not can_hide():
+        pytest.skip("this machine does not allow a private mount namespace (unshare -m)")
+    hidden, shown = tmp_path / "hidden", tmp_path / "shown"
+    hidden.mkdir()
+    shown.mkdir()
+    pages = str(tmp_path / "pages")
+    write_dataset(pages, "pages", pa.table({"id": ["a"], "url": ["http://x.test/"],
+                                            "text": ["Apples are pressed into cider in the autumn. " * 20]}))
+    configs = {}
+    for name, d in (("bad", hidden), ("good", shown)):
+        shutil.copy(DEFAULT_MODEL, d / "quality.ftz")  # the cheapest model there is: the shipped one
+        configs[name] = tmp_path / f"{name}.yaml"
+        configs[name].write_text(yaml.safe_dump({"quality": {"model": str(d / "quality.ftz")}}))
+    bad_out, good_out = tmp_path / "bad_out", tmp_path / "good_out"
+    with start_cluster(str(tmp_path), nworkers=1, hide=str(hidden)) as address:
+        bad = main(["text", "--in", pages, "--out", str(bad_out), "--config", str(configs["bad"]), *on(address)])
+        err = capsys.readouterr().err.strip()
+        good = main(["text", "--in", pages, "--out", str(good_out), "--config", str(configs["good"]), *on(address)])
+    assert bad == 1 and "\n" not in err, err
+    assert "Dask worker tcp://127.0.0.1:" in err and f"cannot read {hidden / 'quality.ftz'}" in err, err
+    assert "same path on every worker" in err, err
+    for d in (bad_out, tmp_path / "bad_out.rejected"):  # nothing written
+        assert not [f for _, _, fs in os.walk(d) for f in fs], d
+    assert good == 0 and os.path.exists(good_out / "_manifest.json")
+
+
+class _Opens:
+    """A function that opens `paths` on its workers."""
+
+    def __init__(self, *paths):
+        self.paths = list(paths)
+
+    def file_paths(self):
+        return self.paths
+
+
+class _FakeClient:
+    """client.run on one pretend worker, after `before()` (which plays that worker's disk)."""
+
+    def __init__(self, before=lambda: None):
+        self.before = before
+
+    def run(self, fn, *args):
+        self.before()
+        return {"tcp://10.0.0.9:1234": fn(*args)}
+
+
+def test_check_files_compares_size_and_both_ends_of_each_file(tmp_path):
+    from corpus.errors import CidermillError
+    from pipelines.runners.dask_client import DIGEST_SPAN, check_files
+
+    small, big = tmp_path / "small.bin", tmp_path / "big.bin"
+    small.write_bytes(b"model v1")
+    big.write_bytes(b"\x00" * (3 * DIGEST_SPAN))
+    fns = [_Opens(str(small)), _Opens(str(big), "s3://bucket/model.bin", str(tmp_path / "not-here-either"))]
+    check_files(_FakeClient(), fns)  # same bytes; s3:// and files this machine lacks are not compared
+    check_files(_FakeClient(), [])
+
+    def rewrite(path, data):
+        def go():
+            path.write_bytes(data)
+        return go
+
+    cases = [(small, b"model v2", "has other bytes at"),                        # same size, other bytes
+             (small, b"model v1.1", "10 bytes there, 8 here"),
+             (big, b"\x00" * (3 * DIGEST_SPAN - 1) + b"\x01", "has other bytes at")]  # the last byte
+    for path, data, want in cases:
+        keep = path.read_bytes()
+        with pytest.raises(CidermillError) as e:
+            check_files(_FakeClient(rewrite(path, data)), fns)
+        path.write_bytes(keep)
+        msg = str(e.value)
+        assert want in msg and str(path) in msg and "tcp://10.0.0.9:1234" in msg and "\n" not in msg
+    with pytest.raises(CidermillError, match="cannot read .*small.bin"):
+        check_files(_FakeClient(small.unlink), fns)
+    small.write_bytes(b"model v1")
+    broken = _Opens(str(small))  # e.g. a default model's package missing on the worker
+    with pytest.raises(CidermillError, match="cannot name the files _Opens opens .TypeError"):
+        check_files(_FakeClient(lambda: setattr(broken, "paths", None)), [broken])
+    # documented limit: bytes between the first and the last MiB are not read
+    big.write_bytes(b"\x00" * (3 * DIGEST_SPAN))
+    check_files(_FakeClient(rewrite(big, b"\x00" * DIGEST_SPAN + b"\x01" + b"\x00" * (2 * DIGEST_SPAN - 1))), fns)
+
+
+def test_jobs_name_the_files_their_workers_open(tmp_path):
+    """What each job's functions declare (file_paths()), without a cluster."""
+    from filters.chain import input_files, load_config
+    from filters.langid import lid_model_path
+    from filters.quality_model import DEFAULT_MODEL
+    from imagetext.config import ImagesConfig
+    from pipelines.images_pipeline import ClipScoreDoFn, _WarcRecords
+    from pipelines.text_pipeline import _Score
+
+    assert input_files(load_config()) == [lid_model_path(), DEFAULT_MODEL]
+    cfg = load_config(overrides={"langid": {"model": "/m/lid.bin"}, "quality": {"model": "/m/q.ftz"},
+                                 "safety": {"wordlists": {"fr": "/w/fr.txt"}, "blocked_domains_file": "/w/d.txt"},
+                                 "decontam": {"eval_sets": ["/e/a.jsonl"]}})
+    assert _Score(cfg).file_paths() == ["/m/lid.bin", "/w/fr.txt", "/w/d.txt", "/m/q.ftz", "/e/a.jsonl"]
+    cfg["stages"] = ["input", "quality"]
+    assert _Score(cfg).file_paths() == ["/m/q.ftz"]
+    assert ClipScoreDoFn(ImagesConfig(clip_checkpoint="/c/clip.safetensors"), str).file_paths() == [
+        "/c/clip.safetensors"]
+    assert ClipScoreDoFn(ImagesConfig(clip_model="ViT-B-32"), str).file_paths() == []
+    assert _WarcRecords(["/w/a.warc.gz"], ImagesConfig().fetch).file_paths() == ["/w/a.warc.gz"]
