@@ -23,7 +23,9 @@ output shards are byte-identical to the in-process run's; where the CPU went: th
 (FnApiRunner's controller, or Dask's scheduler and client) and each worker process; cores busy
 (CPU-s / wall) and the share of 0.2 s samples in which the tree used 1.5 cores or more; on Dask,
 the tasks run and the MB of task outputs fetched between workers (--dask_traffic_json). Speed-up: wall of the 1-worker run of the
-same engine (inprocess for mp2, dask1 for dask2) over the 2-worker run's. On a shared machine, wall
+same engine (inprocess for mp2, dask1 for dask2, local for local2) over the 2-worker run's; with --rounds N the text and
+dedup rounds are interleaved (each round runs every mode once, forwards then backwards) and the speed-up is the
+median over rounds of the two runs' ratio within a round. On a shared machine, wall
 time depends on the load: the start load is recorded, and CPU seconds are the steadier figure.
 crawl: `cidermill crawl` of bench/crawl.py's generated site (--crawl-pages over 8 loopback hosts served by
 `python -m http.server`, delay 0, no rendering) in one process, with 2 extraction processes (extract2),
@@ -266,7 +268,8 @@ def main() -> int:
     ap.add_argument("--crawl-modes", default="inprocess,extract2,mp2,dask1,dask2")
     ap.add_argument("--short-docs", type=int, default=200_000,
                     help="documents of the dedup1m job (the issue's memory target is at 1,000,000: pass it for that run)")
-    ap.add_argument("--rounds", type=int, default=1, help="runs per cell; the median wall is kept")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs per cell, interleaved over modes for text and dedup; the median wall is kept")
     ap.add_argument("--summary-only", action="store_true", help="recompute the headline of the saved table")
     ap.add_argument("--merge", action="store_true",
                     help="keep the other cells of bench/results/scale.json (same --docs) and replace the ones run now")
@@ -293,30 +296,42 @@ def main() -> int:
         if job in own_rows:
             rows += own_rows[job](args, rows, n_docs, start)
             continue
-        cfg = config(args.scratch, job)
-        ref = None
-        ref_dir = os.path.join(args.scratch, f"scale-out-{job}-inprocess")
-        if os.path.exists(os.path.join(ref_dir, "_manifest.json")):
-            ref = digests(ref_dir)
-        for mode in args.modes.split(","):
-            out = os.path.join(args.scratch, f"scale-out-{job}-{mode}")
-            runs = []
-            for _ in range(args.rounds):
-                cmd = [sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", out, "--config", cfg,
-                       "--no-rejected", "--overwrite", *MODES[mode]]
-                traffic = os.path.join(args.scratch, f"traffic-{job}-{mode}.json")
-                runs.append(measure(cmd + ([f"--dask_traffic_json={traffic}"] if mode.startswith("dask") else [])))
-                if mode.startswith("dask"):
-                    runs[-1].update(moved_between_workers(traffic))
-                print(f"  {job:<6} {mode:<10} {runs[-1]}", flush=True)
-            r = sorted(runs, key=lambda x: x["wall_s"])[len(runs) // 2]
-            d = digests(out)
-            ref = ref if ref is not None else d
-            rows.append({"job": job, "mode": mode, **r, "same_bytes": d == ref,
-                         "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
-            rows.sort(key=_order)
-            summarise(rows, n_docs, start)  # saved after every cell: a partial run still records its figures
+        rows = [r for r in rows if r["job"] != job or r["mode"] not in args.modes.split(",")]
+        rows += text_job_rows(args, job, pages, n_docs, start, rows)
     return 0
+
+
+def text_job_rows(args, job: str, pages: str, n_docs: int, start: dict, other_rows: list) -> list:
+    """One `cidermill text` job in every mode, rounds interleaved: each round runs every mode once
+    (forwards in even rounds, backwards in odd ones), so a drift of the host over the run falls on
+    every mode alike and each 2-worker run has its 1-worker run beside it. A row keeps its median
+    round (by wall) and every round's wall; the speed-up is the median over rounds of the ratio of
+    the two runs of the same round (summarise)."""
+    cfg = config(args.scratch, job)
+    modes = args.modes.split(",")
+    runs: dict[str, list] = {m: [] for m in modes}
+    outs = {m: os.path.join(args.scratch, f"scale-out-{job}-{m}") for m in modes}
+    rows: list = []
+    for k in range(args.rounds):
+        for mode in modes if k % 2 == 0 else modes[::-1]:
+            cmd = [sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", outs[mode], "--config", cfg,
+                   "--no-rejected", "--overwrite", *MODES[mode]]
+            traffic = os.path.join(args.scratch, f"traffic-{job}-{mode}.json")
+            run = measure(cmd + ([f"--dask_traffic_json={traffic}"] if mode.startswith("dask") else []))
+            if mode.startswith("dask"):
+                run.update(moved_between_workers(traffic))
+            runs[mode].append(run)
+            print(f"  {job:<6} {mode:<10} round {k + 1} {run}", flush=True)
+        ref_dir = os.path.join(args.scratch, f"scale-out-{job}-inprocess")  # a --merge run may not rerun it
+        ref = digests(ref_dir if os.path.exists(os.path.join(ref_dir, "_manifest.json")) else outs[modes[0]])
+        rows = []
+        for mode in modes:
+            r = sorted(runs[mode], key=lambda x: x["wall_s"])[(len(runs[mode]) - 1) // 2]
+            rows.append({"job": job, "mode": mode, **r, "walls_s": [x["wall_s"] for x in runs[mode]],
+                         "same_bytes": digests(outs[mode]) == ref,
+                         "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
+        summarise(sorted([*other_rows, *rows], key=_order), n_docs, start)  # saved after every round
+    return rows
 
 
 def crawl_rows(args, rows: list, n_docs: int, start: dict) -> list:
@@ -445,13 +460,24 @@ def _order(r: dict):
     return (r["job"], list(MODES).index(r["mode"]) if r["mode"] in MODES else -1)
 
 
+def _speedup(r: dict, base: dict) -> float:
+    """Median over rounds of the base run's wall over this run's, when both rows hold the same rounds
+    (interleaved: the two runs of a round ran minutes apart at most); else the ratio of the rows' walls."""
+    a, b = base.get("walls_s"), r.get("walls_s")
+    if a and b and len(a) == len(b):
+        ratios = sorted(x / y for x, y in zip(a, b))
+        n = len(ratios)
+        return round(ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] + ratios[n // 2]) / 2, 2)
+    return round(base["wall_s"] / r["wall_s"], 2)
+
+
 def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
     from results import save_result
 
     by = {(r["job"], r["mode"]): r for r in rows}
     for r in rows:
         base = by.get((r["job"], BASELINE.get(r["mode"], "")))
-        r["speedup"] = round(base["wall_s"] / r["wall_s"], 2) if base else None
+        r["speedup"] = _speedup(r, base) if base else None
     print(f"\n{n_docs} documents, load at start {start['loadavg']}")
     print(f"{'job':<7} {'mode':<10} {'wall s':>7} {'CPU s':>7} {'tree RSS MB':>12} {'max proc MB':>12} "
           f"{'speed-up':>9} {'same bytes':>10} {'driver CPU':>10}  {'workers CPU':<18} {'cores busy':>10} {'>=1.5 busy':>10}")
