@@ -502,8 +502,8 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
                                  "figure": f"{by[(job, mode)]['speedup']:.2f}x", "target": target})
         if (job, "dask2") in by and (job, "inprocess") in by:
             ip, d2 = by[(job, "inprocess")], by[(job, "dask2")]
-            headline.append({"what": f"{job} job, Dask 2 workers vs in-process (wall; cells run minutes apart "
-                                     "on a loaded machine)", "figure": f"{ip['wall_s'] / d2['wall_s']:.2f}x",
+            headline.append({"what": f"{job} job, Dask 2 workers vs in-process (wall, median rounds; "
+                                     "shared host)", "figure": f"{ip['wall_s'] / d2['wall_s']:.2f}x",
                              "target": "(context)"})
             headline.append({"what": f"{job} job, CPU seconds of Dask 2 workers / in-process",
                              "figure": f"{d2['cpu_s'] / ip['cpu_s']:.2f}", "target": "(overhead; 1.0 = none)"})
