@@ -273,7 +273,7 @@ def main() -> int:
     sites = Sites(args.hosts, per_host, js=False, seed0=0)
     bench_library(sites.seeds[:1], 5, "never", 1)  # warm-up: imports, first connections
     sites.close()
-    peers = [(f"cidermill, 1 extract worker (in-process)", 1), (f"cidermill, {all_workers} extract workers", all_workers)]
+    peers = [("cidermill, 1 extract worker (in-process)", 1), (f"cidermill, {all_workers} extract workers", all_workers)]
     if scrapy_py:
         peers.append(("Scrapy + trafilatura in its callback", None))
     runs: dict[str, list[dict]] = {name: [] for name, _ in peers}

@@ -419,7 +419,7 @@ def run_ours_pipeline(pages: str, scratch: Path, beam_args=(), stages: str = "[i
     cfg.write_text(f"stages: {stages}\ndedup: {{mode: {mode}}}\n")
     out = scratch / f"{tag}-out"
     res = timed_child([sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", str(out),
-                       "--config", str(cfg), "--overwrite", *beam_args],
+                       "--config", str(cfg), "--overwrite", *(beam_args or ["--workers=1"])],
                       env={"PYTHONPATH": str(REPO), **(env or {})})
     res["summary"] = json.loads(res["stdout"].strip().splitlines()[-1])
     res["shards"] = [json.loads((Path(d) / "_manifest.json").read_text())["shards"] for d in (out, f"{out}.rejected")]

@@ -122,7 +122,7 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    threads = torch.get_num_threads()
+    torch.get_num_threads()
     imgs = make_images(max(args.n, args.check_n))
     rate, cpu_rate = bench_check(imgs[: args.check_n])
     print(f"decode+validate+resize (640x480 JPEG -> 512 JPEG, sha256, pHash), one process: {rate:.1f} images/s "

@@ -89,7 +89,8 @@ def profile(stage: str, pages: str, scratch: str, engine: str = "beam"):
     prof = cProfile.Profile(time.process_time)  # CPU time of this process, not wall time
     c0, w0 = time.process_time(), time.perf_counter()
     prof.enable()
-    summary = run_text(pages, out, overrides=STAGES[stage], beam_args=[f"--runner={ENGINES[engine]}"], overwrite=True)
+    summary = run_text(pages, out, overrides=STAGES[stage], beam_args=[f"--runner={ENGINES[engine]}"], overwrite=True,
+                       workers="auto" if engine == "beam" else 1)  # the profile sees one process
     prof.disable()
     return prof, summary, time.process_time() - c0, time.perf_counter() - w0
 

@@ -63,8 +63,9 @@ MODES = {
     "dask2": ["--runner=dask", "--dask_workers=2"],
 }
 MODES["extract2"] = ["--runner=FnApiRunner"]  # crawl only: in-process runner, 2 extraction processes
-# text and dedup only: `cidermill text`'s local engine (no Beam), one process or two (--workers 2)
-MODES["local"] = []
+# text and dedup only: `cidermill text`'s local engine (no Beam), one process or two (its default,
+# --workers auto, would pick by itself)
+MODES["local"] = ["--workers=1"]
 MODES["local2"] = ["--workers=2"]
 BASELINE = {"mp2": "inprocess", "dask2": "dask1", "extract2": "inprocess", "local2": "local"}
 CRAWL_HOSTS = 8

@@ -76,8 +76,9 @@ def run_ours(pages: str, scratch: str, beam_args=()) -> dict:
     with open(cfg, "w") as f:
         f.write(CONFIG)
     out = os.path.join(scratch, "chain-out")
+    one = [] if beam_args else ["--workers=1"]  # the local engine in one process (its default, auto, may start more)
     res = timed_child([sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", out, "--config", cfg,
-                       "--overwrite", *beam_args], env={"PYTHONPATH": REPO})
+                       "--overwrite", *one, *beam_args], env={"PYTHONPATH": REPO})
     res["summary"] = json.loads(res["stdout"].strip().splitlines()[-1])
     res["kept"] = res["summary"]["kept"]
     res["shards"] = [json.load(open(os.path.join(d, "_manifest.json")))["shards"] for d in (out, out + ".rejected")]

@@ -7,11 +7,22 @@ the corpus-wide steps (quality threshold, decontamination counts, LSH buckets, c
 writing stay in the parent, so the output is the same bytes as with one process.
 
 With one worker the same functions run in this process, without a pool.
+
+`--workers auto` (the default) measures before it spends: the first work item is scored here,
+and worker processes start only when that item's CPU time, times the items left, says they will
+save more than they cost to start (POOL_PAYS_S), up to one per usable CPU and as many as the
+memory estimate allows (pipelines/memory_fit.py). A small job, or one whose per-document work is
+light (a dedup-only job: sanitising costs ~30 us a document), stays in one process, where a
+second would only add its start-up; any choice writes the same bytes.
 """
 from __future__ import annotations
 
 import contextlib
+import itertools
+import logging
 import multiprocessing
+import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator
@@ -22,6 +33,13 @@ from filters.chain import TextChain
 from pipelines.text_rows import page_dicts, score_page
 
 MAX_WORKERS = 256
+AUTO = "auto"
+# Seconds of scoring left, in one process, that starting workers must beat. A spawned worker costs
+# about a second before its first item (interpreter, imports, its own chain and models; 0.5-1 s
+# measured on the 2-core machine, both starting at once) and its rows cost time to send back, so
+# below a few seconds of work one process finishes first.
+POOL_PAYS_S = 4.0
+log = logging.getLogger(__name__)
 _STATE: dict[str, Any] = {}  # per process: the chain and the pages dataset
 
 
@@ -36,24 +54,93 @@ def score_item(item: tuple[int, int, int]) -> list[dict[str, Any]]:
     return [score_page(chain, page) for batch in ds.iter_slice(*item, columns=columns) for page in page_dicts(batch)]
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask: a container's or taskset's share)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class _Pool:
+    """`map(fn, items)` over a spawned process pool, results in item order. Pools are spawned, not
+    forked: a forked copy of a process that already runs Arrow's threads is not safe."""
+
+    def __init__(self, workers: int, dataset: ShardDataset, columns: list[str], cfg: dict[str, Any]):
+        self.processes = workers
+        self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_load, initargs=(dataset.directory, columns, cfg))
+
+    def __call__(self, fn: Callable, items) -> Iterator:
+        return _checked(self.executor.map(fn, items))
+
+
+class _Measured:
+    """`--workers auto`: the first map's first item runs here, timed; the rest of that map and every
+    later map run in a pool of up to `most` processes when the measured work left pays for their
+    start (POOL_PAYS_S), else here too."""
+
+    def __init__(self, most: int, dataset: ShardDataset, columns: list[str], cfg: dict[str, Any]):
+        self.most, self.dataset, self.columns, self.cfg = most, dataset, columns, cfg
+        self.pool: _Pool | None = None
+        self.decided = False
+        self.processes = 1
+
+    def __call__(self, fn: Callable, items) -> Iterator:
+        if self.decided:
+            return self.pool(fn, items) if self.pool else map(fn, items)
+        items = list(items)
+        if not items:
+            return iter(())
+        t0 = time.process_time()
+        first = fn(items[0])
+        took = time.process_time() - t0
+        rest = items[1:]
+        self.decided = True
+        n = min(self.most, len(rest))
+        if n > 1 and took * len(rest) >= POOL_PAYS_S:
+            self.pool = _Pool(n, self.dataset, self.columns, self.cfg)
+            self.processes = n
+        log.info("local engine, --workers auto: first of %d work items took %.2f CPU-s; %s", len(items), took,
+                 f"{n} worker processes for the rest" if self.pool else
+                 f"one process (about {took * len(rest):.1f} CPU-s left; workers pay from {POOL_PAYS_S:.0f})")
+        return itertools.chain([first], self.pool(fn, rest) if self.pool else map(fn, rest))
+
+    def close(self) -> None:
+        if self.pool:
+            self.pool.executor.shutdown()
+
+
 @contextlib.contextmanager
-def worker_map(workers: int, chain: TextChain, dataset: ShardDataset, columns: list[str],
-               cfg: dict[str, Any]) -> Iterator[Callable]:
+def worker_map(workers: int | str, chain: TextChain, dataset: ShardDataset, columns: list[str],
+               cfg: dict[str, Any], most: int = 1) -> Iterator[Callable]:
     """A `map(fn, items)` that runs in `workers` processes (results in item order), or in this
     process for one worker, with the caller's chain and dataset; every worker process loads its
-    own from `cfg`. Pools are spawned, not forked: a forked copy of a process that already runs
-    Arrow's threads is not safe."""
-    if workers <= 1:
-        _STATE.update(chain=chain, dataset=dataset, columns=columns)
-        try:
-            yield map
-        finally:
-            _STATE.clear()
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_load,
-                             initargs=(dataset.directory, columns, cfg)) as pool:
-        yield lambda fn, items: _checked(pool.map(fn, items))
+    own from `cfg`. `workers="auto"`: decided on the first work item, at most `most` processes
+    (_Measured). The map's `processes` says how many ran."""
+    _STATE.update(chain=chain, dataset=dataset, columns=columns)
+    try:
+        if workers == AUTO:
+            measured = _Measured(most, dataset, columns, cfg)
+            try:
+                yield measured
+            finally:
+                measured.close()
+        elif workers <= 1:
+            yield _InProcess()
+        else:
+            pool = _Pool(workers, dataset, columns, cfg)
+            with pool.executor:
+                yield pool
+    finally:
+        _STATE.clear()
+
+
+class _InProcess:
+    processes = 1
+
+    def __call__(self, fn: Callable, items) -> Iterator:
+        return map(fn, items)
 
 
 def _checked(results: Iterator) -> Iterator:

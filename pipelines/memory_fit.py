@@ -62,6 +62,18 @@ def local_peak_estimate(read_bytes: int, workers: int = 1) -> int:
     return BASE_BYTES + BYTES_PER_INPUT_BYTE * int(read_bytes) + BYTES_PER_EXTRA_WORKER * max(0, workers - 1)
 
 
+def workers_that_fit(read_bytes: int | None, most: int, available: int | None = None) -> int:
+    """How many local-engine processes (1..most) the estimate lets this machine hold; `most` when
+    nothing can be measured (an input on object storage, no /proc)."""
+    if read_bytes is None:
+        return most
+    available = available_memory() if available is None else available
+    if available is None:
+        return most
+    extra = (available - local_peak_estimate(read_bytes, 1)) // BYTES_PER_EXTRA_WORKER
+    return int(max(1, min(most, 1 + extra)))
+
+
 def check_local_fits(pages_dir: str, read_bytes: int | None, workers: int = 1, available: int | None = None) -> None:
     """Raise ConfigError when the local engine's estimated peak exceeds the memory available."""
     if read_bytes is None:

@@ -16,7 +16,7 @@ from corpus.reader import ShardDataset
 from corpus.report import read_report
 from filters.chain import load_config
 from pipelines.beam_options import uses_local_engine
-from pipelines.local_workers import MAX_WORKERS
+from pipelines.local_workers import AUTO, MAX_WORKERS
 from pipelines.text_rows import rejected_dir_for, where
 
 log = logging.getLogger(__name__)
@@ -24,12 +24,13 @@ log = logging.getLogger(__name__)
 
 def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_args: Sequence[str] | None = None,
              *, rejected_dir: str | None = "", overwrite: bool = False, overrides: dict | None = None,
-             target_bytes: int | None = None, command: list[str] | None = None, workers: int = 1,
+             target_bytes: int | None = None, command: list[str] | None = None, workers: int | str = AUTO,
              memory_check: bool = True) -> dict[str, Any]:
     """Run the text pipeline; returns a summary {rows_in, kept, dropped: {reason: n}, out_dir, ...}.
 
     `rejected_dir=""` takes the config's choice (default OUT.rejected); None writes no rejected rows.
-    `workers`: processes of the local engine (Beam runs take Beam's own worker options);
+    `workers`: processes of the local engine, or "auto" (pipelines/local_workers.py; Beam runs take
+    Beam's own worker options);
     `memory_check`: the local engine refuses an input whose rows would not fit in memory."""
     cfg = load_config(config_path, overrides)
     if rejected_dir == "":
@@ -38,13 +39,13 @@ def run_text(pages_dir: str, out_dir: str, config_path: str | None = None, beam_
         raise ConfigError("--out must differ from --in")
     prov = make_provenance("documents", config=cfg, inputs=[pages_dir], command=command)
     local = uses_local_engine(beam_args)
-    if not 1 <= workers <= MAX_WORKERS:
-        raise ConfigError(f"--workers must be in 1..{MAX_WORKERS}, got {workers}")
-    if workers > 1 and not local:
+    if workers != AUTO and not (isinstance(workers, int) and 1 <= workers <= MAX_WORKERS):
+        raise ConfigError(f"--workers must be auto or in 1..{MAX_WORKERS}, got {workers}")
+    if workers != AUTO and workers > 1 and not local:
         raise ConfigError("--workers sets the local engine's processes; a Beam run takes Beam's options "
                           "(--direct_num_workers=N --direct_running_mode=multi_processing, or --runner dask)")
     log.info("text: %s -> %s (rejected rows: %s; engine: %s)", pages_dir, out_dir, rejected_dir or "not written",
-             f"local, {workers} process{'es' if workers > 1 else ''}" if local else "Beam")
+             (f"local, --workers {workers}" if local else "Beam"))
     kw = dict(rejected_dir=rejected_dir, provenance=prov, overwrite=overwrite, target_bytes=target_bytes)
     if local:
         from pipelines.text_local import run_text_local  # noqa: PLC0415

@@ -12,7 +12,8 @@ Beam pipeline, pipelines/text_pipeline.py.
 
 Workers: `--workers N` scores pages and prepares dedup entries in N processes
 (pipelines/local_workers.py); the corpus-wide steps and the writing stay in this one, so the
-bytes are the same for any N.
+bytes are the same for any N. `--workers auto` (the default) starts them only when the first
+work item's measured cost says they pay, one per usable CPU at most, as many as memory allows.
 
 Memory: every scored row is held until the corpus-wide decisions are made, as Beam's in-process
 runner holds its PCollections; an input whose estimated peak exceeds the memory available is
@@ -34,8 +35,8 @@ from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir
 from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
-from pipelines.local_workers import score_pages, worker_map
-from pipelines.memory_fit import check_local_fits, input_bytes
+from pipelines.local_workers import AUTO, score_pages, usable_cpus, worker_map
+from pipelines.memory_fit import check_local_fits, input_bytes, workers_that_fit
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
                                  page_columns, report_info, sample, without_decontam)
 
@@ -88,7 +89,7 @@ def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any
 
 def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejected_dir: str | None,
                    provenance: dict[str, Any], overwrite: bool = False, target_bytes: int | None = None,
-                   workers: int = 1, memory_check: bool = True) -> None:
+                   workers: int | str = AUTO, memory_check: bool = True) -> None:
     """The text pipeline's steps in order; writes OUT, OUT.rejected and the report. Scoring and
     dedup preparation run in `workers` processes (pipelines/local_workers.py), the rest here."""
     chain = TextChain(cfg)  # validates the config (and model paths) before any output is touched
@@ -96,17 +97,19 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
     schema = chain.schema()
     dataset = ShardDataset(pages_dir)
     columns = page_columns(dataset)
+    read_bytes = input_bytes(dataset, columns) if memory_check or workers == AUTO else None
     if memory_check:  # before any output is touched
-        check_local_fits(pages_dir, input_bytes(dataset, columns), workers)
+        check_local_fits(pages_dir, read_bytes, 1 if workers == AUTO else workers)
+    most = workers_that_fit(read_bytes, usable_cpus()) if workers == AUTO else 1
     rprov = dict(provenance, job=(provenance.get("job") or "") + "-rejected")
     prepare_output_dir(out_dir, "documents", job=provenance.get("job"), overwrite=overwrite)
     if rejected_dir:
         prepare_output_dir(rejected_dir, "documents-rejected", job=rprov.get("job"), overwrite=overwrite)
 
-    with worker_map(workers, chain, dataset, columns, cfg) as pmap:
+    with worker_map(workers, chain, dataset, columns, cfg, most=most) as pmap:
         rows = score_pages(pmap, dataset)
-        log.info("text (local engine, %d process%s): %d pages scored", workers, "es" if workers > 1 else "",
-                 len(rows))
+        log.info("text (local engine, %d process%s): %d pages scored", pmap.processes,
+                 "es" if pmap.processes > 1 else "", len(rows))
         if chain.top_percent is not None:
             rows = _quality(rows, chain, cfg)
         rows = _decontam(rows, chain) if chain.decontam_active else [without_decontam(r) for r in rows]

@@ -20,12 +20,24 @@ def configure(p) -> None:
     p.add_argument("--eval-sets", nargs="+", metavar="FILE", help="evaluation sets for decontamination "
                    "(.jsonl or .txt; same as decontam.eval_sets in the config)")
     p.add_argument("--overwrite", action="store_true", help="replace a different dataset already in --out")
-    p.add_argument("--workers", type=int, default=1, metavar="N",
+    p.add_argument("--workers", type=_workers, default="auto", metavar="N|auto",
                    help="processes of the local engine (the default engine when no Beam option is given): "
-                        "scoring and dedup preparation spread over them; same output for any N")
+                        "scoring and dedup preparation spread over them; same output for any N. auto (default): "
+                        "one per usable CPU when the first work item's measured cost says they pay for their "
+                        "start (as many as memory allows), else one")
     p.add_argument("--no-memory-check", action="store_true",
                    help="run the local engine even when its estimated peak memory (about 250 MB + 4x the bytes of "
                         "the input columns it reads + 300 MB per extra worker) exceeds the memory available")
+
+
+def _workers(value: str):
+    """'auto', or a count (range-checked by the job: a one-line error, not argparse's usage text)."""
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        return value
 
 
 def run(args, beam_args) -> int:

@@ -81,7 +81,9 @@ def test_local_engine_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--workers", "2", "--runner", "dask"]) == 1
     assert "--workers sets the local engine's processes" in capsys.readouterr().err
     assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--workers", "0"]) == 1
-    assert "--workers must be in 1.." in capsys.readouterr().err
+    assert "--workers must be auto or in 1.." in capsys.readouterr().err
+    assert main(["text", "--in", pages, "--out", str(tmp_path / "o"), "--workers", "many"]) == 1
+    assert "--workers must be auto or in 1..256, got many" in capsys.readouterr().err
 
 
 def test_an_input_too_large_for_memory_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch):
@@ -164,3 +166,53 @@ def test_a_killed_worker_is_one_clear_error_and_nothing_is_written(tmp_path):
     assert not t.is_alive()
     assert "worker process died" in result.get("error", ""), result
     assert not os.path.exists(os.path.join(out, "_manifest.json"))
+
+
+@pytest.mark.slow
+def test_workers_auto_starts_a_pool_only_when_the_measured_work_pays_for_it(tmp_path, monkeypatch, caplog):
+    """`--workers auto` scores the first work item here, timed, then either keeps the rest here or
+    spreads it over spawned workers; either way the rows are the ones one process gives."""
+    import logging
+
+    from corpus.reader import ShardDataset, read_items
+    from filters.chain import TextChain, load_config
+    from pipelines import local_workers
+    from pipelines.text_rows import page_columns
+
+    pages, cfg_path, _ = build_pages(tmp_path)
+    cfg = load_config(str(cfg_path))
+    chain, ds = TextChain(cfg), ShardDataset(pages)
+    columns = page_columns(ds)
+    items = read_items(ds, rows_per_item=4)
+    assert len(items) >= 3
+
+    def scored(pmap):
+        return json.dumps([r for part in pmap(local_workers.score_item, items) for r in part],
+                          sort_keys=True, default=str)
+
+    with local_workers.worker_map(1, chain, ds, columns, cfg) as pmap:
+        want = scored(pmap)
+    caplog.set_level(logging.INFO, logger="pipelines.local_workers")
+    monkeypatch.setattr(local_workers, "POOL_PAYS_S", 1e9)  # nothing pays: one process
+    with local_workers.worker_map("auto", chain, ds, columns, cfg, most=2) as pmap:
+        assert scored(pmap) == want and pmap.processes == 1
+    assert "one process" in caplog.text
+    monkeypatch.setattr(local_workers, "POOL_PAYS_S", 0.0)  # everything pays: a pool of 2 for the rest
+    with local_workers.worker_map("auto", chain, ds, columns, cfg, most=2) as pmap:
+        assert scored(pmap) == want and pmap.processes == 2
+        again = json.dumps([r for part in pmap(local_workers.score_item, items) for r in part],
+                           sort_keys=True, default=str)  # a later map (dedup preparation) reuses the pool
+        assert again == want
+    assert "2 worker processes for the rest" in caplog.text
+    with local_workers.worker_map("auto", chain, ds, columns, cfg, most=1) as pmap:  # memory or CPUs allow one
+        assert scored(pmap) == want and pmap.processes == 1
+
+
+def test_workers_that_fit_follow_the_memory_estimate():
+    from pipelines import memory_fit
+
+    one = memory_fit.local_peak_estimate(1 << 30, 1)
+    assert memory_fit.workers_that_fit(1 << 30, 8, available=one - 1) == 1
+    assert memory_fit.workers_that_fit(1 << 30, 8, available=one + memory_fit.BYTES_PER_EXTRA_WORKER) == 2
+    assert memory_fit.workers_that_fit(1 << 30, 8, available=one + 100 * memory_fit.BYTES_PER_EXTRA_WORKER) == 8
+    assert memory_fit.workers_that_fit(None, 4) == 4
