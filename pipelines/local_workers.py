@@ -101,9 +101,12 @@ class _Measured:
         if n > 1 and took * len(rest) >= POOL_PAYS_S:
             self.pool = _Pool(n, self.dataset, self.columns, self.cfg)
             self.processes = n
+        left = took * len(rest)
         log.info("local engine, --workers auto: first of %d work items took %.2f CPU-s; %s", len(items), took,
                  f"{n} worker processes for the rest" if self.pool else
-                 f"one process (about {took * len(rest):.1f} CPU-s left; workers pay from {POOL_PAYS_S:.0f})")
+                 f"one process (about {left:.1f} CPU-s left; workers pay from {POOL_PAYS_S:.0f})"
+                 if left < POOL_PAYS_S else "one process (" + ("one work item left)" if len(rest) <= 1 else
+                                                              "the usable CPUs or the memory allow one)"))
         return itertools.chain([first], self.pool(fn, rest) if self.pool else map(fn, rest))
 
     def close(self) -> None:
