@@ -1,5 +1,7 @@
 """PII scrubbing: typed placeholders for emails, phones, IP addresses, card numbers, SSNs, IBANs.
 
+Emails include addresses spelled out to fool harvesters (filters/pii_email_spelled.py).
+
 Each detector is a regex plus a validity check, so look-alikes survive: card numbers must pass
 Luhn, IBANs their mod-97 checksum, SSNs the never-issued ranges, and dotted quads are scored as
 address or version string from the evidence around them (filters/pii_ipv4.py: mail header fields,
@@ -14,6 +16,7 @@ import re
 from collections import Counter
 
 from filters.base import Doc, TextFilter
+from filters.pii_email_spelled import spelled_emails
 from filters.pii_ipv4 import BORDERLINE, IPV4_RE, IPV4_THRESHOLD, ipv4_score
 from filters.words import split_words
 
@@ -112,6 +115,8 @@ def find_pii(text: str, stats: Counter | None = None) -> list[tuple[int, int, st
 
     for m in EMAIL_RE.finditer(text):
         add(m.start(), m.end(), "email")
+    for a, b in spelled_emails(text):  # "jane at example dot org", pipermail's "jane at example.org"
+        add(a, b, "email")
     if any(c.isdigit() for c in text):
         for m in IBAN_RE.finditer(text):
             if iban_ok(m.group(0)):

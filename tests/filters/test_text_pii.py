@@ -75,3 +75,36 @@ def test_dense_pii_page_is_dropped_and_counted():
     doc = Doc(id="t", text="Our table of volunteers is below.", meta={"tables_text": rows})
     scores, keep, reason = PiiScrubber()(doc)
     assert scores["pii_table_count"] == 24 and not keep
+
+
+@pytest.mark.parametrize("text, address", [
+    ("On Tue, Mar 4, 2008, Jane Developer <jane at example.org> wrote:", "jane at example.org"),  # pipermail
+    ("jane at example.org wrote:\n> the old buffer interface", "jane at example.org"),
+    ("From: jane at example.org\nSubject: buffers", "jane at example.org"),
+    ("Thanks,\n\nbob at lists.example.net\n", "bob at lists.example.net"),                  # a signature line
+    ("Patch by j.doe at example.co.uk, reviewed by Bob.", "j.doe at example.co.uk"),
+    ("Debian Reference was started by Osamu <osamu at debian dot org> as a memo", "osamu at debian dot org"),
+    ("thanks to jason (at) example.com for the fix", "jason (at) example.com"),
+    ("write to jane [at] example [dot] org, or", "jane [at] example [dot] org"),
+    ("Contact: jane AT example DOT org", "jane AT example DOT org"),
+    ("translated by Davide (dl0315 at example dot it)", "dl0315 at example dot it"),
+])
+def test_spelled_out_addresses_are_emails(text, address):
+    """Addresses written without @ to fool harvesters (mail archives, READMEs, manuals)."""
+    out, counts = scrub(text)
+    assert counts == {"email": 1} and address not in out and "<EMAIL>" in out
+
+
+@pytest.mark.parametrize("text", [
+    "See introductory information at XML.COM.",
+    "the mirror at ftp.debian.org is fast",
+    "(the full list is available at docs.python.org)",
+    "Git looks at core.ignorestat first; the path is stored at sys.path[0]",
+    "Python 3.11 at python.org has the fix",
+    "I worked at a dot com in 1999",
+    "DOWNLOADS AVAILABLE AT EXAMPLE.ORG",
+    "web archives of the patches and python-dev lists at python.org.",
+    "File at Wikipedia.org",
+])
+def test_prose_with_at_and_a_domain_is_left_alone(text):
+    assert scrub(text)[1] == {}
