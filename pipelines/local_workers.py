@@ -9,9 +9,9 @@ writing stay in the parent, so the output is the same bytes as with one process.
 With one worker the same functions run in this process, without a pool.
 
 `--workers auto` (the default) measures before it spends: the first work item is scored here,
-and worker processes start only when that item's CPU time, times the items left, says they will
-save more than they cost to start (POOL_PAYS_S), up to one per usable CPU and as many as the
-memory estimate allows (pipelines/memory_fit.py). A small job, or one whose per-document work is
+and worker processes start only when that item's CPU time, times the items left, gives each of
+them at least WORK_PER_WORKER_S (twice what one costs to start), up to one per usable CPU and as
+many as the memory estimate allows (pipelines/memory_fit.py). A small job, or one whose per-document work is
 light (a dedup-only job: sanitising costs ~30 us a document), stays in one process, where a
 second would only add its start-up; any choice writes the same bytes.
 """
@@ -34,11 +34,12 @@ from pipelines.text_rows import page_dicts, score_page
 
 MAX_WORKERS = 256
 AUTO = "auto"
-# Seconds of scoring left, in one process, that starting workers must beat. A spawned worker costs
-# about a second before its first item (interpreter, imports, its own chain and models; 0.5-1 s
-# measured on the 2-core machine, both starting at once) and its rows cost time to send back, so
-# below a few seconds of work one process finishes first.
-POOL_PAYS_S = 4.0
+# CPU seconds of scoring each worker must get for `auto` to start it. A spawned worker costs about a
+# second before its first item (interpreter, imports, its own chain and models; 0.5-1 s measured on
+# the 2-core machine, both starting at once) and its rows cost time to send back, so a worker pays
+# only with at least twice that to do: two workers need 4 s of work left, a 64-core machine starts
+# 20 for 40 s of work, not 64.
+WORK_PER_WORKER_S = 2.0
 log = logging.getLogger(__name__)
 _STATE: dict[str, Any] = {}  # per process: the chain and the pages dataset
 
@@ -78,7 +79,7 @@ class _Pool:
 class _Measured:
     """`--workers auto`: the first map's first item runs here, timed; the rest of that map and every
     later map run in a pool of up to `most` processes when the measured work left pays for their
-    start (POOL_PAYS_S), else here too."""
+    start (WORK_PER_WORKER_S each), else here too."""
 
     def __init__(self, most: int, dataset: ShardDataset, columns: list[str], cfg: dict[str, Any]):
         self.most, self.dataset, self.columns, self.cfg = most, dataset, columns, cfg
@@ -97,16 +98,16 @@ class _Measured:
         took = time.process_time() - t0
         rest = items[1:]
         self.decided = True
-        n = min(self.most, len(rest))
-        if n > 1 and took * len(rest) >= POOL_PAYS_S:
+        left = took * len(rest)
+        n = min(self.most, len(rest), int(left // WORK_PER_WORKER_S))
+        if n > 1:
             self.pool = _Pool(n, self.dataset, self.columns, self.cfg)
             self.processes = n
-        left = took * len(rest)
         log.info("local engine, --workers auto: first of %d work items took %.2f CPU-s; %s", len(items), took,
                  f"{n} worker processes for the rest" if self.pool else
-                 f"one process (about {left:.1f} CPU-s left; workers pay from {POOL_PAYS_S:.0f})"
-                 if left < POOL_PAYS_S else "one process (" + ("one work item left)" if len(rest) <= 1 else
-                                                              "the usable CPUs or the memory allow one)"))
+                 f"one process (about {left:.1f} CPU-s left; two workers pay from {2 * WORK_PER_WORKER_S:.0f})"
+                 if left < 2 * WORK_PER_WORKER_S else "one process (" + ("one work item left)" if len(rest) <= 1
+                                                                         else "the usable CPUs or the memory allow one)"))
         return itertools.chain([first], self.pool(fn, rest) if self.pool else map(fn, rest))
 
     def close(self) -> None:

@@ -23,8 +23,8 @@ def configure(p) -> None:
     p.add_argument("--workers", type=_workers, default="auto", metavar="N|auto",
                    help="processes of the local engine (the default engine when no Beam option is given): "
                         "scoring and dedup preparation spread over them; same output for any N. auto (default): "
-                        "one per usable CPU when the first work item's measured cost says they pay for their "
-                        "start (as many as memory allows), else one")
+                        "the first work item is timed, then one worker per 2 CPU-s of work left, at most one "
+                        "per usable CPU and as many as memory allows; one process below 4 CPU-s")
     p.add_argument("--no-memory-check", action="store_true",
                    help="run the local engine even when its estimated peak memory (about 250 MB + 4x the bytes of "
                         "the input columns it reads + 300 MB per extra worker) exceeds the memory available")

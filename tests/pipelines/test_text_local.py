@@ -193,11 +193,11 @@ def test_workers_auto_starts_a_pool_only_when_the_measured_work_pays_for_it(tmp_
     with local_workers.worker_map(1, chain, ds, columns, cfg) as pmap:
         want = scored(pmap)
     caplog.set_level(logging.INFO, logger="pipelines.local_workers")
-    monkeypatch.setattr(local_workers, "POOL_PAYS_S", 1e9)  # nothing pays: one process
+    monkeypatch.setattr(local_workers, "WORK_PER_WORKER_S", 1e9)  # nothing pays: one process
     with local_workers.worker_map("auto", chain, ds, columns, cfg, most=2) as pmap:
         assert scored(pmap) == want and pmap.processes == 1
     assert "one process" in caplog.text
-    monkeypatch.setattr(local_workers, "POOL_PAYS_S", 0.0)  # everything pays: a pool of 2 for the rest
+    monkeypatch.setattr(local_workers, "WORK_PER_WORKER_S", 1e-9)  # everything pays: a pool of 2 for the rest
     with local_workers.worker_map("auto", chain, ds, columns, cfg, most=2) as pmap:
         assert scored(pmap) == want and pmap.processes == 2
         again = json.dumps([r for part in pmap(local_workers.score_item, items) for r in part],
