@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import math
 import multiprocessing
 import os
 import time
@@ -55,12 +56,21 @@ def score_item(item: tuple[int, int, int]) -> list[dict[str, Any]]:
     return [score_page(chain, page) for batch in ds.iter_slice(*item, columns=columns) for page in page_dicts(batch)]
 
 
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity mask: a container's or taskset's share)."""
+def usable_cpus(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
+    """CPUs this process may use: its affinity mask (taskset, cpusets), and a container's CPU quota
+    (cgroup v2 cpu.max, e.g. `docker --cpus 2` on a 64-core host), whichever is smaller."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        n = os.cpu_count() or 1
+    try:
+        with open(cpu_max, encoding="ascii") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            n = min(n, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        pass
+    return max(1, n)
 
 
 class _Pool:

@@ -208,6 +208,19 @@ def test_workers_auto_starts_a_pool_only_when_the_measured_work_pays_for_it(tmp_
         assert scored(pmap) == want and pmap.processes == 1
 
 
+def test_usable_cpus_follow_affinity_and_a_container_quota(tmp_path):
+    from pipelines.local_workers import usable_cpus
+
+    affinity = len(os.sched_getaffinity(0))
+    assert usable_cpus(str(tmp_path / "absent")) == affinity
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert usable_cpus(str(tmp_path / "cpu.max")) == affinity
+    (tmp_path / "cpu.max").write_text("150000 100000\n")  # 1.5 CPUs of quota: 2 processes at most
+    assert usable_cpus(str(tmp_path / "cpu.max")) == min(affinity, 2)
+    (tmp_path / "cpu.max").write_text("50000 100000\n")
+    assert usable_cpus(str(tmp_path / "cpu.max")) == 1
+
+
 def test_workers_that_fit_follow_the_memory_estimate():
     from pipelines import memory_fit
 
