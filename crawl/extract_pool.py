@@ -16,23 +16,16 @@ import os
 import threading
 import time
 
+from corpus.cpus import usable_cpus
 from crawl.extract import Extraction, extract_page
 from crawl.render_policy import render_reason
-
-
-def available_cores() -> int:
-    """Cores this process may run on (the affinity mask, not the machine's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def resolve_workers(n: int) -> int:
     """--extract-workers: 0 means one per available core."""
     if n < 0:
         raise ValueError(f"extract workers must be >= 0 (0: one per core), got {n}")
-    return n or available_cores()
+    return n or usable_cpus()
 
 
 def page_task(html: str, url: str, render_mode: str | None, fast: bool | None

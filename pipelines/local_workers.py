@@ -20,9 +20,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import math
 import multiprocessing
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -54,23 +52,6 @@ def score_item(item: tuple[int, int, int]) -> list[dict[str, Any]]:
     """One (shard, start, stop) range of pages -> their scored rows."""
     chain, ds, columns = _STATE["chain"], _STATE["dataset"], _STATE["columns"]
     return [score_page(chain, page) for batch in ds.iter_slice(*item, columns=columns) for page in page_dicts(batch)]
-
-
-def usable_cpus(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
-    """CPUs this process may use: its affinity mask (taskset, cpusets), and a container's CPU quota
-    (cgroup v2 cpu.max, e.g. `docker --cpus 2` on a 64-core host), whichever is smaller."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    try:
-        with open(cpu_max, encoding="ascii") as f:
-            quota, period = f.read().split()[:2]
-        if quota != "max":
-            n = min(n, math.ceil(int(quota) / int(period)))
-    except (OSError, ValueError):
-        pass
-    return max(1, n)
 
 
 class _Pool:

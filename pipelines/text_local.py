@@ -35,7 +35,8 @@ from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir
 from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
-from pipelines.local_workers import AUTO, score_pages, usable_cpus, worker_map
+from corpus.cpus import usable_cpus
+from pipelines.local_workers import AUTO, score_pages, worker_map
 from pipelines.memory_fit import check_local_fits, input_bytes, workers_that_fit
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
                                  page_columns, report_info, sample, without_decontam)

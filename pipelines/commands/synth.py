@@ -3,7 +3,6 @@ or verified math and code (VERIFIED shards; pipelines/verified_synth_pipeline.py
 from __future__ import annotations
 
 import argparse
-import os
 
 HELP = "generate synthetic charts, tables, captioned scenes, or verified math and code"
 DESCRIPTION = ("Generate synthetic image-text pairs: charts (matplotlib, with data table, plotting code and QA), "
@@ -102,6 +101,7 @@ def run_verified_kind(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from corpus.cpus import usable_cpus
     from corpus.report import report_dir
     from pipelines.synth_pipeline import run_synth
 
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         return run_verified_kind(args, beam_args)
     workers = args.workers
     if workers is None:  # matplotlib costs ~0.1 s per chart: spread large chart runs over the cores
-        workers = min(os.cpu_count() or 1, 8) if (args.kind == "charts" and args.n >= 100) or (
+        workers = min(usable_cpus(), 8) if (args.kind == "charts" and args.n >= 100) or (
             args.ocr_check and args.n > 16) else 1
     summary = run_synth(args.kind, args.n, args.out, args.seed, beam_args or None, engine=args.engine,
                         workers=workers, overwrite=args.overwrite, progress=True,

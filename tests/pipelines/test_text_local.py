@@ -209,7 +209,7 @@ def test_workers_auto_starts_a_pool_only_when_the_measured_work_pays_for_it(tmp_
 
 
 def test_usable_cpus_follow_affinity_and_a_container_quota(tmp_path):
-    from pipelines.local_workers import usable_cpus
+    from corpus.cpus import usable_cpus
 
     affinity = len(os.sched_getaffinity(0))
     assert usable_cpus(str(tmp_path / "absent")) == affinity
