@@ -12,7 +12,10 @@ with evidence that it is an address:
 - a plain ` at ` with dotted domain needs one of: angle brackets around it (`Name <jane at
   example.org>`, a mail header's shape), a local part that no English word has (a digit or one of
   `._%+-` beside letters), a reply attribution right after it (`... wrote:`), a mail header line
-  (`From:`, `Cc:`, `Contact:` ...), or the address alone on its line in lower case (a signature).
+  (`From:`, `Cc:`, `Contact:` ...), or the address alone on its line in lower case (a signature);
+- a document where one plain address has the archiver's shape (in angle brackets, or before
+  `wrote:`) was rewritten address by address (pipermail does it to all of them), so there every
+  plain `name at domain.tld` counts.
 On 12,000 Debian documentation documents these rules find the spelled addresses there and none of
 the prose ("file at Wikipedia.org", "available at docs.python.org", "stored at sys.path").
 """
@@ -68,7 +71,11 @@ def _separators(text: str) -> list[re.Match]:
 
 
 def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each spelled-out address in `text`, in order."""
+    """(start, end) of each spelled-out address in `text`. A document that writes one
+    address the archiver's way (`<jane at example.org>` in brackets, or before `wrote:`) had every
+    address rewritten so: there, every plain `name at domain.tld` is one."""
+    plain: list[tuple[int, int, str]] = []   # plain-at candidates without evidence of their own
+    archived = False
     for m in _separators(text):
         local = _LOCAL_BEFORE.search(text, max(0, m.start() - 64), m.start())
         if local is None:
@@ -92,23 +99,33 @@ def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
         elif at == "AT":
             if not (any(c.islower() for c in name) or _ODD_LOCAL.search(name)):
                 continue   # "AVAILABLE AT PYTHON.ORG": a shouted heading
-        elif not _plain_at_is_address(text, local.start(1), dom.end(), name):
-            continue
+        else:
+            evidence = _plain_at_is_address(text, local.start(1), dom.end(), name)
+            if evidence is None:
+                plain.append((local.start(1), dom.end(), name))
+                continue
+            archived = archived or evidence == "archive"
         yield local.start(1), dom.end()
+    if archived:
+        for start, end, name in plain:
+            if name.lower() not in _NOT_A_HOST:
+                yield start, end
 
 
-def _plain_at_is_address(text: str, start: int, end: int, name: str) -> bool:
-    """The evidence a plain `name at domain.tld` needs (module docstring)."""
+def _plain_at_is_address(text: str, start: int, end: int, name: str) -> str | None:
+    """The evidence a plain `name at domain.tld` needs (module docstring): "archive" for the two
+    shapes an archiver's rewrite leaves (angle brackets, a reply attribution), "address" for the
+    others, None without any."""
     if start > 0 and text[start - 1] == "<" and text[end:end + 1] == ">":
-        return True
-    if _ODD_LOCAL.search(name):
-        return True
+        return "archive"
     if _ATTRIBUTION.match(text, end):
-        return True
+        return "archive"
+    if _ODD_LOCAL.search(name):
+        return "address"
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
     if _HEADER.match(text[line_start:start]):
-        return True
+        return "address"
     alone = not text[line_start:start].strip(" \t<>") and not text[end:line_end].strip(" \t<>")
-    return alone and not any(c.isupper() for c in text[start:end])  # a signature line, written in lower case
+    return "address" if alone and not any(c.isupper() for c in text[start:end]) else None  # a signature line

@@ -95,6 +95,17 @@ def test_spelled_out_addresses_are_emails(text, address):
     assert counts == {"email": 1} and address not in out and "<EMAIL>" in out
 
 
+def test_an_archived_message_reads_every_plain_at_as_an_address():
+    """pipermail rewrites every address of a message as `name at domain`: once a document shows one
+    in the archive's shape, the plain ones in it are addresses too; elsewhere they stay prose."""
+    msg = ("On Tue, Jane Developer <jane at example.org> wrote:\n> Would this break NumPy?\n\n"
+           "No. Send the port to patches at example.org and copy numpy at example.com.")
+    out, counts = scrub(msg)
+    assert counts == {"email": 3} and " at example" not in out
+    prose = "Send the port to patches at example.org and copy numpy at example.com."
+    assert scrub(prose)[1] == {}
+
+
 @pytest.mark.parametrize("text", [
     "See introductory information at XML.COM.",
     "the mirror at ftp.debian.org is fast",
