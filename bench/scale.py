@@ -45,6 +45,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import threading
@@ -297,7 +298,6 @@ def main() -> int:
         if job in own_rows:
             rows += own_rows[job](args, rows, n_docs, start)
             continue
-        rows = [r for r in rows if r["job"] != job or r["mode"] not in args.modes.split(",")]
         rows += text_job_rows(args, job, pages, n_docs, start, rows)
     return 0
 
@@ -466,9 +466,7 @@ def _speedup(r: dict, base: dict) -> float:
     (interleaved: the two runs of a round ran minutes apart at most); else the ratio of the rows' walls."""
     a, b = base.get("walls_s"), r.get("walls_s")
     if a and b and len(a) == len(b):
-        ratios = sorted(x / y for x, y in zip(a, b))
-        n = len(ratios)
-        return round(ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] + ratios[n // 2]) / 2, 2)
+        return round(statistics.median(x / y for x, y in zip(a, b)), 2)
     return round(base["wall_s"] / r["wall_s"], 2)
 
 
