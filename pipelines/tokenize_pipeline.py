@@ -25,8 +25,8 @@ class _Tokenize(beam.DoFn):
         self.text_field, self.id_field, self.max_chars = text_field, id_field, max_chars
 
     def file_paths(self) -> list[str]:  # the tokenizer every worker loads (runners/dask_client.py)
-        from training.tokenizer import TOKENIZER_FILE
-        return [os.path.join(self.path, TOKENIZER_FILE) if os.path.isdir(self.path) else self.path]
+        from training.tokenizer import tokenizer_file
+        return [tokenizer_file(self.path)]
 
     def setup(self):
         from training.tokenizer import EOS, load_tokenizer

@@ -61,9 +61,14 @@ def save_tokenizer(tok, out_dir: str, meta: dict | None = None) -> str:
     return path
 
 
+def tokenizer_file(path: str) -> str:
+    """The json file a tokenizer directory (tokenizer.json inside) or the file itself names."""
+    return os.path.join(path, TOKENIZER_FILE) if os.path.isdir(path) else path
+
+
 def load_tokenizer(path: str):
     """Load from a tokenizer directory (tokenizer.json inside) or the json file itself."""
-    file = os.path.join(path, TOKENIZER_FILE) if os.path.isdir(path) else path
+    file = tokenizer_file(path)
     if not os.path.exists(file):
         raise CidermillError(f"{file}: no tokenizer here (train one with `cidermill tokenizer train`)")
     try:
