@@ -74,13 +74,12 @@ class _Measured:
 
     def __init__(self, most: int, dataset: ShardDataset, columns: list[str], cfg: dict[str, Any]):
         self.most, self.dataset, self.columns, self.cfg = most, dataset, columns, cfg
-        self.pool: _Pool | None = None
-        self.decided = False
+        self.run: _Pool | _InProcess | None = None   # decided on the first item
         self.processes = 1
 
     def __call__(self, fn: Callable, items) -> Iterator:
-        if self.decided:
-            return self.pool(fn, items) if self.pool else map(fn, items)
+        if self.run is not None:
+            return self.run(fn, items)
         items = list(items)
         if not items:
             return iter(())
@@ -88,22 +87,23 @@ class _Measured:
         first = fn(items[0])
         took = time.process_time() - t0
         rest = items[1:]
-        self.decided = True
         left = took * len(rest)
         n = min(self.most, len(rest), int(left // WORK_PER_WORKER_S))
-        if n > 1:
-            self.pool = _Pool(n, self.dataset, self.columns, self.cfg)
-            self.processes = n
+        self.run = _Pool(n, self.dataset, self.columns, self.cfg) if n > 1 else _InProcess()
+        self.processes = self.run.processes
         log.info("local engine, --workers auto: first of %d work items took %.2f CPU-s; %s", len(items), took,
-                 f"{n} worker processes for the rest" if self.pool else
-                 f"one process (about {left:.1f} CPU-s left; two workers pay from {2 * WORK_PER_WORKER_S:.0f})"
-                 if left < 2 * WORK_PER_WORKER_S else "one process (" + ("one work item left)" if len(rest) <= 1
-                                                                         else "the usable CPUs or the memory allow one)"))
-        return itertools.chain([first], self.pool(fn, rest) if self.pool else map(fn, rest))
+                 f"{n} worker processes for the rest" if n > 1 else f"one process ({_why_one(left, len(rest))})")
+        return itertools.chain([first], self.run(fn, rest))
 
     def close(self) -> None:
-        if self.pool:
-            self.pool.executor.shutdown()
+        if isinstance(self.run, _Pool):
+            self.run.executor.shutdown()
+
+
+def _why_one(left: float, rest: int) -> str:
+    if left < 2 * WORK_PER_WORKER_S:
+        return f"about {left:.1f} CPU-s left; two workers pay from {2 * WORK_PER_WORKER_S:.0f}"
+    return "one work item left" if rest <= 1 else "the usable CPUs or the memory allow one"
 
 
 @contextlib.contextmanager

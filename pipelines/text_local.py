@@ -27,6 +27,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+from corpus.cpus import usable_cpus
 from corpus.errors import ConfigError
 from corpus.keyed_shards import write_keyed_rows
 from corpus.reader import ShardDataset
@@ -35,7 +36,6 @@ from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir
 from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
-from corpus.cpus import usable_cpus
 from pipelines.local_workers import AUTO, score_pages, worker_map
 from pipelines.memory_fit import check_local_fits, input_bytes, workers_that_fit
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
