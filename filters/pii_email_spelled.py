@@ -16,8 +16,9 @@ with evidence that it is an address:
 - a document where one plain address has the archiver's shape (in angle brackets, or before
   `wrote:`) was rewritten address by address (pipermail does it to all of them), so there every
   plain `name at domain.tld` counts.
-On 12,000 Debian documentation documents these rules find the spelled addresses there and none of
-the prose ("file at Wikipedia.org", "available at docs.python.org", "stored at sys.path").
+On 12,000 Debian documentation documents (read while the rules were written) they find 14 of the
+16 spelled addresses there ("thanks to huddlej at wwu.edu" has no evidence) and none of the prose
+("file at Wikipedia.org", "available at docs.python.org", "stored at sys.path").
 """
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
             if not (any(c.islower() for c in name) or _ODD_LOCAL.search(name)):
                 continue   # "AVAILABLE AT PYTHON.ORG": a shouted heading
         else:
-            evidence = _plain_at_is_address(text, local.start(1), dom.end(), name)
+            evidence = _plain_at_evidence(text, local.start(1), dom.end(), name)
             if evidence is None:
                 plain.append((local.start(1), dom.end(), name))
                 continue
@@ -112,7 +113,7 @@ def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
                 yield start, end
 
 
-def _plain_at_is_address(text: str, start: int, end: int, name: str) -> str | None:
+def _plain_at_evidence(text: str, start: int, end: int, name: str) -> str | None:
     """The evidence a plain `name at domain.tld` needs (module docstring): "archive" for the two
     shapes an archiver's rewrite leaves (angle brackets, a reply attribution), "address" for the
     others, None without any."""
