@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import uuid
 
 from corpus.errors import ShardError
 
@@ -141,6 +142,29 @@ def upload_dir(local_dir: str, uri: str) -> None:
             rel = os.path.relpath(os.path.join(root, name), local_dir).replace(os.sep, "/")
             with open(os.path.join(root, name), "rb") as f:
                 write_bytes(join(uri, rel), f.read())
+
+
+def download(uri: str, path: str) -> tuple[str, int]:
+    """One object to the local file `path`, streamed under a temporary name and renamed when
+    complete -> (sha256, size) of the bytes it holds."""
+    fs, key = resolve(uri)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+    h, n = hashlib.sha256(), 0
+
+    def _get():
+        nonlocal n
+        with fs.open_input_stream(key) as src, open(tmp, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                h.update(chunk)
+                n += len(chunk)
+                dst.write(chunk)
+    try:
+        _call(uri, _get)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return h.hexdigest(), n
 
 
 def put_via_temp(uri: str, data: bytes, tmp_name: str) -> None:

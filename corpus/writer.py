@@ -111,6 +111,20 @@ def upload_dataset(src: str, uri: str) -> Manifest:
     return finalize_dataset(uri, m.kind, m.schema, infos, m.provenance)
 
 
+def download_dataset(uri: str, local_dir: str) -> Manifest:
+    """A finished dataset on an object store to the local directory `local_dir`, bytes unchanged
+    and checked against its manifest: shards first, the manifest last (its report is not copied)."""
+    m = read_manifest(uri)
+    prepare_output_dir(local_dir, m.kind, job=m.provenance.get("job"), overwrite=True)
+    for s in m.shards:
+        sha, size = objectstore.download(objectstore.join(uri, s.path), os.path.join(local_dir, s.path))
+        if (sha, size) != (s.sha256, s.bytes):
+            raise ShardError(f"{objectstore.join(uri, s.path)}: {size} bytes with sha256 {sha[:12]}..., "
+                             f"the manifest says {s.bytes} bytes with {s.sha256[:12]}...")
+    write_manifest(local_dir, m)
+    return m
+
+
 def prepare_output_dir(directory: str, kind: str, job: str | None = None, overwrite: bool = False) -> None:
     """Make `directory` ready for a new dataset without ever clobbering a different one.
 

@@ -17,10 +17,13 @@ Output layout (all shard datasets, see corpus/):
                           partial/ chunk checkpoints while the wave runs
     OUT/warc/             wave-NNNNN.warc.gz when --write-warc
 
-OUT may be `s3://bucket/prefix` (pipelines/crawl_publish.py): the crawl's working state
-(state.json, waves/) then lives in a local work directory (`--work-dir`), and each run publishes
-copies of its finished OUT/pages and OUT/log (with their reports), OUT/warc and OUT/state.json to
-the store at its end: shards under temporary keys, each manifest last.
+OUT may be `s3://bucket/prefix` (pipelines/crawl_publish.py): the driver's state (state.json,
+waves/) then lives in a local work directory (`--work-dir`), while a wave's workers write its
+pages, log, links and partial/ chunk checkpoints to the store (OUT/_work/waves/NNNNN/), so Dask
+workers on other machines share no disk with the driver; the driver copies the three datasets
+into the local wave folder when the wave's pipeline ends and drops the store copy once the wave is
+DONE. Each run publishes copies of its finished OUT/pages and OUT/log (with their reports),
+OUT/warc and OUT/state.json to the store: shards under temporary keys, each manifest last.
 """
 from __future__ import annotations
 
@@ -40,15 +43,15 @@ from corpus.manifest import manifest_path, read_manifest
 from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
 from corpus.schemas import PAGES
-from corpus.writer import (DatasetWriter, finalize_dataset, place_shard_file, prepare_output_dir, upload_dataset,
-                           write_dataset)
+from corpus.writer import DatasetWriter, finalize_dataset, place_shard_file, prepare_output_dir, write_dataset
 from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
 from crawl.identity import BOT_TOKEN
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
 from crawl.warc import iter_warc_pages
 from pipelines.beam_options import normalise_args, pipeline_options
-from pipelines.crawl_publish import STATE_NAME, check_publish, default_work_dir
+from pipelines.crawl_publish import (STATE_NAME, check_publish, default_work_dir, drop_store_wave, fetch_wave,
+                                     prune_store_work, publish_run, store_wave_dir)
 from pipelines.shards_io import WriteShards
 
 log = logging.getLogger("cidermill.crawl")
@@ -118,7 +121,10 @@ def _num_slots(beam_args: Sequence[str], n_hosts: int) -> int:
 
 
 def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlConfig,
-                  beam_args: Sequence[str], provenance: dict) -> None:
+                  beam_args: Sequence[str], provenance: dict, store_dir: str | None = None) -> None:
+    """The wave's pages, log and links datasets into `wave_dir`; its workers write them (and the chunk
+    checkpoints) in `store_dir` (an s3:// OUT's, pipelines/crawl_publish.py), if given, copied down after."""
+    where = store_dir or wave_dir
     hosts = sorted({e["host"] for e in entries})
     n = _num_slots(beam_args, len(hosts))
     slots: dict[int, list[dict]] = {}
@@ -127,14 +133,16 @@ def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlCo
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
         outs = (p
                 | "Slots" >> beam.Create(sorted(slots.items()))
-                | "Crawl" >> beam.ParDo(CrawlWaveFn(config.to_json(), wave, os.path.join(wave_dir, "partial")))
+                | "Crawl" >> beam.ParDo(CrawlWaveFn(config.to_json(), wave, objectstore.join(where, "partial")))
                 .with_outputs("log", "links", main="pages"))
-        (outs.pages | "WritePages" >> WriteShards(os.path.join(wave_dir, "pages"), "pages", PAGES,
+        (outs.pages | "WritePages" >> WriteShards(objectstore.join(where, "pages"), "pages", PAGES,
                                                   provenance=provenance, target_bytes=32 << 20))
-        (outs.log | "DedupeLog" >> DedupeById() | "WriteLog" >> WriteShards(os.path.join(wave_dir, "log"), "crawl_log", CRAWL_LOG,
-                                              provenance=provenance))
+        (outs.log | "DedupeLog" >> DedupeById()
+         | "WriteLog" >> WriteShards(objectstore.join(where, "log"), "crawl_log", CRAWL_LOG, provenance=provenance))
         (outs.links | "DedupeLinks" >> DedupeById()
-         | "WriteLinks" >> WriteShards(os.path.join(wave_dir, "links"), "crawl_links", LINKS, provenance=provenance))
+         | "WriteLinks" >> WriteShards(objectstore.join(where, "links"), "crawl_links", LINKS, provenance=provenance))
+    if store_dir:
+        fetch_wave(store_dir, wave_dir)
 
 
 # -- driver -----------------------------------------------------------------------------------
@@ -278,6 +286,8 @@ class CrawlDriver:
         if self.redo is not None and self.redo[0] != self.wave:
             shutil.rmtree(_wave_dir(self.out, self.redo[0]), ignore_errors=True)  # not the next wave: stale
             self.redo = None
+        if self.publish:  # the store's wave data this run does not redo is stale (or a previous run's)
+            prune_store_work(self.publish, self.redo[0] if self.redo else None)
         if done:
             self.say(f"resuming after wave {done[-1]}: {f.fetched} pages fetched, {len(f.pending)} URLs pending")
 
@@ -300,7 +310,8 @@ class CrawlDriver:
         t0 = time.time()
         self.say(f"wave {self.wave}: {len(entries)} URLs on {len({e['host'] for e in entries})} hosts "
                  f"({f.fetched} fetched so far, {len(f.pending)} more pending)")
-        run_wave_beam(d, self.wave, entries, self.ccfg, self.beam_args, self.provenance)
+        run_wave_beam(d, self.wave, entries, self.ccfg, self.beam_args, self.provenance,
+                      store_wave_dir(self.publish, self.wave) if self.publish else None)
         self._finish_wave(d, entries, t0)
         return True
 
@@ -336,6 +347,8 @@ class CrawlDriver:
                        "finished": now_iso()}, fh)
         os.replace(os.path.join(d, "DONE.tmp"), os.path.join(d, "DONE"))
         shutil.rmtree(os.path.join(d, "partial"), ignore_errors=True)  # the wave's datasets hold it all now
+        if self.publish:
+            drop_store_wave(self.publish, self.wave)
         self.say(f"wave {self.wave}: {n_pages} pages in {time.time() - t0:.1f}s")
         self.wave += 1
 
@@ -371,11 +384,7 @@ class CrawlDriver:
         from pipelines.crawl_report import write_crawl_report
         summary = write_crawl_report(pages_dir, log_dir, pending=len(leftovers))
         if self.publish:  # the finished local datasets, report included, go to the store as they are
-            if self.write_warc:
-                objectstore.upload_dir(os.path.join(self.out, "warc"), objectstore.join(self.publish, "warc"))
-            upload_dataset(log_dir, objectstore.join(self.publish, "log"))
-            upload_dataset(pages_dir, objectstore.join(self.publish, "pages"))
-            pages_dir = objectstore.join(self.publish, "pages")
+            pages_dir = publish_run(self.publish, self.out, self.write_warc)
         return pages_dir, summary
 
     def run(self) -> tuple[str, dict]:

@@ -11,6 +11,7 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pytest
 
+from corpus import objectstore
 from corpus.errors import ShardError
 from corpus.manifest import read_manifest
 from corpus.reader import ShardDataset
@@ -200,3 +201,101 @@ def test_crawl_publishes_pages_log_and_warc_to_s3_and_resumes(s3, tmp_path, caps
     from crawl.warc import iter_warc_pages
     assert {r["url"] for r in ShardDataset("s3://cider/from-warc/pages").iter_rows(["url"])} == \
         {r["url"] for r in iter_warc_pages(warc)}
+
+
+def test_crawl_chunk_checkpoints_round_trip_through_s3(s3, tmp_path):
+    """A wave's chunk checkpoints in an s3:// folder (where Dask workers on other machines write them):
+    the same bytes as on disk, read back as written; no marker, a damaged marker or a damaged file
+    means the chunk is fetched again; nothing is left under a temporary key."""
+    from crawl.checkpoint import chunk_key, load_chunk, save_chunk
+    from crawl.crawler import link_row
+    rows = {"pages": [{"id": "p1", "url": "http://a.test/", "status": 200, "text": "hello", "headers": [],
+                       "outlinks": [{"url": "http://a.test/b", "anchor": "b"}]}],
+            "log": [{"id": "l1", "url": "http://a.test/", "decision": "fetched", "fetch_ms": 3.5, "wave": 2}],
+            "links": [link_row("http://a.test/b", 1, "http://a.test/", "html")]}
+    d, local = "s3://cider/ckpt/partial", str(tmp_path / "partial")
+    key = chunk_key(2, [{"url": "http://a.test/"}])
+    assert load_chunk(d, key) is None                       # nothing there yet
+    save_chunk(d, key, rows)
+    save_chunk(local, key, rows)
+    back = load_chunk(d, key)
+    assert back is not None and back == load_chunk(local, key)
+    assert back["pages"][0]["text"] == "hello" and back["links"] == rows["links"] and back["log"][0]["fetch_ms"] == 3.5
+    for name in sorted(os.listdir(local)):                  # the bytes a local wave writes, key by key
+        assert objectstore.read_bytes(f"{d}/{name}") == (tmp_path / "partial" / name).read_bytes()
+    assert not [k for k in objectstore.listdir(d) if ".tmp" in k]
+
+    objectstore.write_bytes(f"{d}/{key}.pages.arrow", objectstore.read_bytes(f"{d}/{key}.pages.arrow")[:-40])
+    assert load_chunk(d, key) is None                       # a truncated file: fetched again
+    save_chunk(d, key, rows)
+    objectstore.write_bytes(f"{d}/{key}.ok", b"o")
+    assert load_chunk(d, key) is None                       # a damaged marker
+    save_chunk(d, key, rows)
+    objectstore.remove(f"{d}/{key}.ok")
+    assert load_chunk(d, key) is None                       # no marker: the chunk never finished
+    save_chunk(d, key, rows)
+    assert load_chunk(d, key) == back
+
+
+def test_crawl_into_s3_on_dask_workers_that_do_not_see_the_work_dir(s3, tmp_path, capsys):
+    """`cidermill crawl --out s3://... --runner dask` on workers that share no disk with the driver (their
+    own mount namespace, where the --work-dir's folder is an empty tmpfs, as on another machine): the
+    workers write each wave to OUT/_work/ in the store, the driver copies it down; the published pages
+    are a local in-process crawl's, and OUT/_work is gone at the end."""
+    from pipelines.demo_site.server import DemoSite
+    from tests_dask import can_hide, start_cluster
+    if not can_hide():
+        pytest.skip("this machine does not allow a private mount namespace (unshare -m)")
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    common = ["--allow-private", "--delay", "0", "--max-depth", "2", "--render", "never", "--no-sitemaps", "--quiet",
+              "--max-pages", "8"]
+    local, work = str(tmp_path / "local"), str(hidden / "work")
+    with DemoSite() as site:
+        seeds = ["--seeds", site.url + "/"]
+        assert main(["crawl", "--out", local, *seeds, *common]) == 0
+        with start_cluster(str(tmp_path), nworkers=2, hide=str(hidden)) as address:
+            rc = main(["crawl", "--out", "s3://cider/dask-crawl", "--work-dir", work, *seeds, *common, "--runner",
+                       "dask", f"--dask_client_address={address}", "--dask_npartitions=2"])
+    assert rc == 0, capsys.readouterr().err
+    mine = {r["url"]: r["text"] for r in ShardDataset(local + "/pages").iter_rows(["url", "text"])}
+    theirs = {r["url"]: r["text"] for r in ShardDataset("s3://cider/dask-crawl/pages").iter_rows(["url", "text"])}
+    assert len(mine) >= 5 and theirs == mine
+    assert verify_dataset("s3://cider/dask-crawl/pages") == [] and verify_dataset("s3://cider/dask-crawl/log") == []
+    assert os.listdir(os.path.join(work, "waves"))          # the driver's state: local
+    assert "_work" not in objectstore.listdir("s3://cider/dask-crawl")
+
+
+def test_crawl_into_s3_keeps_an_interrupted_waves_chunks_in_the_store(s3, tmp_path, monkeypatch):
+    """A wave's chunk checkpoints live in OUT/_work/ in the store: a crash leaves them (and only the
+    interrupted wave's: a DONE wave's store copy is gone); a rerun that starts over clears them and
+    fetches again; --resume redoes the wave from them without fetching a page twice."""
+    from pipelines import crawl_pipeline
+    from pipelines.crawl_pipeline import run_crawl
+    from pipelines.demo_site.server import DemoSite
+    real = crawl_pipeline.CrawlDriver._finish_wave
+
+    def crash_in_wave_1(self, d, entries, t0):
+        if self.wave == 1:
+            raise RuntimeError("simulated crash after wave 1 fetched its pages")
+        return real(self, d, entries, t0)
+
+    out, waves = "s3://cider/chunks", "s3://cider/chunks/_work/waves"
+    kw = dict(allow_private=True, delay=0, max_pages=9, max_depth=1, render="never", sitemaps=False, chunk_size=2,
+              progress=False, work_dir=str(tmp_path / "work"))
+    with DemoSite() as site:
+        def fetched():
+            return [p for p in site.requested_paths() if p != "/robots.txt"]
+        monkeypatch.setattr(crawl_pipeline.CrawlDriver, "_finish_wave", crash_in_wave_1)
+        for resume in (False, False):  # a crash; then a rerun that starts over, and the same crash
+            n = len(fetched())
+            with pytest.raises(RuntimeError):
+                run_crawl([site.url + "/"], out, resume=resume, **kw)
+            assert len(fetched()) - n == 9  # all fetched again: the stale chunks were not reused
+            assert objectstore.listdir(waves) == ["00001"] and objectstore.listdir(waves + "/00001/partial")
+        before = fetched()
+        monkeypatch.setattr(crawl_pipeline.CrawlDriver, "_finish_wave", real)
+        pages_dir, summary = run_crawl([site.url + "/"], out, resume=True, **kw)
+        assert fetched() == before  # the redone wave fetched nothing again
+    assert pages_dir == out + "/pages" and len(ShardDataset(pages_dir)) == summary["pages"] >= 7
+    assert "_work" not in objectstore.listdir(out) and "state.json" in objectstore.listdir(out)
