@@ -66,37 +66,47 @@ def dup_ngram_fraction_reference(words: list[str], n: int, total_chars: int) -> 
 class NgramIds:
     """Exact integer ids of a document's word n-grams, built once and shared by every n.
 
-    Words get ids from a dict; the ids of (n+1)-grams are the ranks of (id of the n-gram, id of the
+    Words get ids from a dict (in order of first occurrence); the ids of (n+1)-grams are the ranks of (id of the n-gram, id of the
     next word) pairs, which is exact (no hashing), so two n-grams get the same id iff their words
     are equal. The repetition scores then run in numpy and walk only the positions whose n-gram
     occurs more than once, instead of building a tuple per position and n."""
 
     def __init__(self, words: list[str]):
-        vocab: dict[str, int] = {}
+        # word ids in order of first occurrence, mapped in C (dict.fromkeys keeps that order)
+        vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
         self.words = words
-        self.wid = np.fromiter((vocab.setdefault(w, len(vocab)) for w in words), dtype=np.int64, count=len(words))
+        self.wid = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
         self.vocab_size = max(len(vocab), 1)
         self.lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        self._ids = {1: self.wid}
+        self._ids: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _grams(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ids of the n-grams in order, first position of each id, count of each id): one sort per
+        n >= 2, shared by the next n's ids and by both scores; words need none (their ids are already
+        dense, in order of first occurrence)."""
+        if n not in self._ids:
+            if n == 1:
+                w = self.wid
+                first = np.flatnonzero(np.r_[True, w[1:] > np.maximum.accumulate(w)[:-1]]) if len(w) else w
+                self._ids[1] = (w, first, np.bincount(w, minlength=len(first)))
+            else:
+                prev = self._grams(n - 1)[0]
+                m = len(self.wid) - n + 1
+                keys = prev[:m] * self.vocab_size + self.wid[n - 1:n - 1 + m]
+                _, first, inv, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+                self._ids[n] = (inv.astype(np.int64).reshape(-1), first, counts)
+        return self._ids[n]
 
     def ids(self, n: int) -> np.ndarray:
         """(len(words) - n + 1) ids of the n-grams in order; equal ids <=> equal n-grams."""
-        if n in self._ids:
-            return self._ids[n]
-        prev = self.ids(n - 1)
-        m = len(self.wid) - n + 1
-        pair = prev[:m] * self.vocab_size + self.wid[n - 1:n - 1 + m]
-        _, inv = np.unique(pair, return_inverse=True)
-        self._ids[n] = inv.astype(np.int64)
-        return self._ids[n]
+        return self._grams(n)[0]
 
     def top_fraction(self, n: int, total_chars: int) -> float:
         """As top_ngram_fraction_reference: characters of the most frequent n-gram times its
         count (ties: the n-gram seen first, as Counter.most_common keeps insertion order)."""
         if len(self.words) < n or not total_chars:
             return 0.0
-        g = self.ids(n)
-        _, first, counts = np.unique(g, return_index=True, return_counts=True)
+        _, first, counts = self._grams(n)
         best = counts.max()
         if best < 2:
             return 0.0
@@ -109,14 +119,8 @@ class NgramIds:
         n-gram id and the walk's jump after a hit (positions inside it are never visited)."""
         if len(self.words) < n or not total_chars:
             return 0.0
-        g = self.ids(n)
-        order = np.argsort(g, kind="stable")
-        sg = g[order]
-        rep = np.zeros(len(g), dtype=bool)
-        same = sg[1:] == sg[:-1]
-        rep[order[1:][same]] = True
-        rep[order[:-1][same]] = True
-        positions = np.flatnonzero(rep)
+        g, _, counts = self._grams(n)
+        positions = np.flatnonzero(counts[g] > 1)
         if not len(positions):
             return 0.0
         covered = np.zeros(len(self.words), dtype=bool)
