@@ -60,3 +60,24 @@ def test_c4_lines_removes_notices_keeps_content():
     assert c(Doc(id="y", text="Lorem ipsum dolor sit amet, consectetur adipiscing elit."))[2] == "c4:lorem_ipsum"
     s, keep, reason = c(Doc(id="z", text="Home | About\nAccept all cookies\nRead more about us\nLoad more"))
     assert reason == "c4:mostly_boilerplate"
+
+
+def test_c4_keyword_shortcut_decides_as_the_patterns_do():
+    """The default patterns run only on lines holding one of their words; under re.I four non-ASCII
+    letters also match ASCII ones (long s, Kelvin sign, dotted and dotless i), so lines with those
+    still reach the patterns. Every line must be judged as the plain case-insensitive patterns judge it."""
+    import re
+
+    from filters.c4_lines import DEFAULT_PATTERNS
+    plain = re.compile("|".join(f"(?:{p})" for p in DEFAULT_PATTERNS), re.I)
+    lines = ["Please enable JavaſCript in your browser", "\u212aeep cookies? Accept all cookies", "ſhare",
+             "Manage cookıes İn settings", "READ MORE", "  Continue reading more  ", "Subscribe to our Newsletter",
+             "All Rights Reserved", "The cookie jar was empty.", "Pin it", "pın it", "Tweet this", "Ordinary text",
+             "Köln: Nutzung von Cookies akzeptieren (cookie policy)", ""]
+    c = C4Lines()
+    for line in lines:
+        s = line.strip()
+        assert c._is_boilerplate(line) == bool(s and len(s) <= 400 and plain.search(s)), line
+    assert c._is_boilerplate("Please enable JavaſCript in your browser") and c._is_boilerplate("ſhare")
+    custom = C4Lines(extra_patterns=[r"\bsponsored\b"])
+    assert custom.keywords is None and custom._is_boilerplate("Sponsored")
