@@ -66,10 +66,11 @@ def dup_ngram_fraction_reference(words: list[str], n: int, total_chars: int) -> 
 class NgramIds:
     """Exact integer ids of a document's word n-grams, built once and shared by every n.
 
-    Words get ids from a dict (in order of first occurrence); the ids of (n+1)-grams are the ranks of (id of the n-gram, id of the
-    next word) pairs, which is exact (no hashing), so two n-grams get the same id iff their words
-    are equal. The repetition scores then run in numpy and walk only the positions whose n-gram
-    occurs more than once, instead of building a tuple per position and n."""
+    Words get ids from a dict (in order of first occurrence); the ids of (n+1)-grams are the ranks
+    of (id of the n-gram, id of the next word) pairs, which is exact (no hashing), so two n-grams
+    get the same id iff their words are equal. The repetition scores then run in numpy and walk
+    only the positions whose n-gram occurs more than once, instead of building a tuple per
+    position and n."""
 
     def __init__(self, words: list[str]):
         # word ids in order of first occurrence, mapped in C (dict.fromkeys keeps that order)
@@ -81,9 +82,10 @@ class NgramIds:
         self._ids: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _grams(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(ids of the n-grams in order, first position of each id, count of each id): one sort per
-        n >= 2, shared by the next n's ids and by both scores; words need none (their ids are already
-        dense, in order of first occurrence)."""
+        """(the len(words) - n + 1 ids of the n-grams in order, equal ids <=> equal n-grams; the
+        first position of each id; the count of each id): one sort per n >= 2, shared by the next
+        n's ids and by both scores; words need none (their ids are already dense, in order of first
+        occurrence)."""
         if n not in self._ids:
             if n == 1:
                 w = self.wid
@@ -96,10 +98,6 @@ class NgramIds:
                 _, first, inv, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
                 self._ids[n] = (inv.astype(np.int64).reshape(-1), first, counts)
         return self._ids[n]
-
-    def ids(self, n: int) -> np.ndarray:
-        """(len(words) - n + 1) ids of the n-grams in order; equal ids <=> equal n-grams."""
-        return self._grams(n)[0]
 
     def top_fraction(self, n: int, total_chars: int) -> float:
         """As top_ngram_fraction_reference: characters of the most frequent n-gram times its

@@ -54,7 +54,7 @@ def check_publish(out_uri: str, local_state: str, config: dict) -> None:
 
 def store_wave_dir(out_uri: str, wave: int) -> str:
     """Where the workers of wave `wave` of a crawl into `out_uri` write its datasets and chunks."""
-    return objectstore.join(objectstore.join(objectstore.join(out_uri, WORK_NAME), "waves"), f"{wave:05d}")
+    return objectstore.join(out_uri, f"{WORK_NAME}/waves/{wave:05d}")
 
 
 def fetch_wave(store_dir: str, wave_dir: str) -> None:
