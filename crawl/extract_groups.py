@@ -15,7 +15,8 @@ MIN_ANCHOR_SHARE = 0.6     # ... and this share of them is kept
 MAX_LINK_DENSITY = 0.3     # groups and blocks above this link density are not propagated
 
 
-def _sig(el) -> tuple[str, str] | None:
+def item_signature(el) -> tuple[str, str] | None:
+    """(tag, sorted classes) of an element that can be an item of a repeated structure, else None."""
     tag = el.tag.lower() if isinstance(el.tag, str) else ""
     if tag not in ITEM_TAGS:
         return None
@@ -35,13 +36,13 @@ def item_of(owner, cache: dict) -> tuple[object, tuple] | None:
         p = a.getparent()
         if p is None:
             return None
-        sig = _sig(a)
+        sig = item_signature(a)
         if sig is not None:
             counts = cache.get(p)
             if counts is None:
                 counts = {}
                 for c in p:
-                    s = _sig(c)
+                    s = item_signature(c)
                     if s is not None:
                         counts[s] = counts.get(s, 0) + 1
                 cache[p] = counts   # the element itself as key (keeps its proxy alive; id() would be reused)

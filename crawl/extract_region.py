@@ -18,13 +18,21 @@ items crawl/extract_groups.py finds) that opens with a headline link: a block of
 TEASER_HEAD_WORDS words, mostly link text. Its words count for nothing in the share unless the
 surest block is itself in such an item, as on a listing page, where the items are the content.
 
+The region is the content's container, not one of its sections. On a long reference page (a
+manual page, an API reference, a wiki article) one section can hold 80% of the kept words by
+itself: the region would stop at that section and drop the others, up to a fifth of the page. So a
+region that is one of a run of like siblings (same tag and classes, as repeated items are found in
+crawl/extract_groups.py, or bare <section>s) climbs to their parent while a like sibling holds kept
+blocks that are not teasers. A sidebar or a rail of teasers is not a sibling section of the
+content: it has its own classes, or its words are teasers'.
+
 A page that declares itself an article (crawl/page_kind.py) gets one more pass: the region is found
 again from the sure blocks only (article_region), so teasers that the repeated-item test misses
 (items with their own modifier classes, a ticker, a "more stories" list) cannot move it either.
 """
 from __future__ import annotations
 
-from crawl.extract_groups import repeated_items
+from crawl.extract_groups import item_signature, repeated_items
 from crawl.extract_layout import ancestors
 
 SHARE = 0.8                 # the region holds at least this share of the kept words
@@ -51,17 +59,46 @@ def main_region(blocks, keep: list[bool], prob, share: float = SHARE, items: dic
     """`keep` without the kept blocks that lie outside the deepest element holding `share` of the
     kept words (teasers' words not counted, see above) and the kept block of highest `prob` (a new
     list; unchanged when nothing is kept). `items`: the page's repeated_items when already computed."""
-    root = region_root(blocks, keep, prob, share, items)
-    return _under(blocks, keep, root)
+    teaser = teasers(blocks, items)
+    root = region_root(blocks, keep, prob, share, teaser=teaser)
+    return _under(blocks, keep, whole_sections(blocks, keep, teaser, root))
 
 
-def region_root(blocks, keep: list[bool], prob, share: float = SHARE, items: dict | None = None):
-    """The main region's element for the kept blocks (see main_region), or None when nothing is kept."""
+def _section_signature(el):
+    """What makes siblings sections of one kind: the repeated-item signature, or a bare <section>."""
+    sig = item_signature(el)
+    if sig is None and isinstance(el.tag, str) and el.tag.lower() == "section":
+        return ("section", "")
+    return sig
+
+
+def whole_sections(blocks, keep: list[bool], teaser: list[bool], root):
+    """`root`, or the ancestor it climbs to while it is one of like sibling sections (see above) and
+    a like sibling holds a kept block that is not a teaser."""
+    if root is None:
+        return None
+    holders = set()   # elements holding a kept non-teaser block
+    for b, k, t in zip(blocks, keep, teaser):
+        if k and not t:
+            holders.update(ancestors(b.el))
+    while (parent := root.getparent()) is not None:
+        sig = _section_signature(root)
+        if sig is None or not any(c is not root and c in holders and _section_signature(c) == sig for c in parent):
+            break
+        root = parent
+    return root
+
+
+def region_root(blocks, keep: list[bool], prob, share: float = SHARE, items: dict | None = None,
+                teaser: list[bool] | None = None):
+    """The main region's element for the kept blocks (see main_region), or None when nothing is kept.
+    `teaser`: the page's teasers() when already computed."""
     kept = [i for i, k in enumerate(keep) if k]
     if not kept:
         return None
     surest = max(kept, key=lambda i: prob[i])
-    teaser = teasers(blocks, items)
+    if teaser is None:
+        teaser = teasers(blocks, items)
     discount = not teaser[surest]   # on a listing the items are the content and keep their weight
     held: dict = {}
     total = 0

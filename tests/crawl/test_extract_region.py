@@ -115,3 +115,31 @@ def test_on_a_listing_the_items_are_the_content_and_keep_their_weight():
     short = _rail_page().replace("about the valley and its people", "")   # 'Headline number 7': a name, not a headline
     blocks = segment(parse_html(short)).blocks
     assert not any(teasers(blocks))
+
+
+def _manual(section_tag: str, cls: str) -> str:
+    """A manual page: a short section, one long section (well over 80% of the words), a short one,
+    and a sidebar paragraph beside them."""
+    attr = f" class='{cls}'" if cls else ""
+    open_, close = f"<{section_tag}{attr}>", f"</{section_tag}>"
+    long_part = "".join(f"<p>{p}</p>" for p in STORY[1:] * 3)
+    return (f"<html><body><div class='page'><div class='body'>"
+            f"{open_}<h2>Description</h2><p>{STORY[0]}</p>{close}"
+            f"{open_}<h2>Options</h2>{long_part}{close}"
+            f"{open_}<h2>Notes</h2><p>{STORY[7]}</p>{close}</div>"
+            f"<div class='sidebar'><p>{TEASERS[0][1]}</p></div></div></body></html>")
+
+
+def test_the_region_is_the_whole_content_not_its_longest_section():
+    for tag, cls in (("div", "refsect1"), ("section", "")):
+        blocks = segment(parse_html(_manual(tag, cls))).blocks
+        keep = [True] * len(blocks)
+        prob = [0.95 if b.text == STORY[3] else 0.9 for b in blocks]   # the surest block: in the long section
+        out = main_region(blocks, keep, prob)
+        kept = [b.text for b, k in zip(blocks, out) if k]
+        assert "Description" in kept and STORY[0] in kept and "Notes" in kept and STORY[7] in kept, (tag, kept)
+        assert TEASERS[0][1] not in kept, tag          # the sidebar is not a sibling section: still dropped
+        # without the other sections' kept blocks the long section stays the region on its own
+        only_long = [k and b.text not in (STORY[0], "Description", "Notes") for b, k in zip(blocks, keep)]
+        out = main_region(blocks, only_long, prob)
+        assert TEASERS[0][1] not in [b.text for b, k in zip(blocks, out) if k]
