@@ -60,3 +60,20 @@ def test_block_selection_applies_it_with_votes_and_not_without():
     assert _words(blocks, without) < SHORT
     with_votes = block_selection(blocks, prob, 0.5, votes)
     assert [i for i, k in enumerate(with_votes) if k] == [i for i, (k, v) in enumerate(zip(without, votes)) if k or v]
+
+
+def test_a_vote_that_leaves_most_blocks_out_counts_even_when_it_holds_nearly_every_word():
+    """A source-code view: one long listing is nearly all of the page's words; the vote picks it and
+    leaves the menu, title and footer out, so it says where the content is."""
+    code = "\n".join(f"def handler_{i}(request, *args):\n    return respond(request, status={200 + i})" for i in range(80))
+    menu = "".join(f'<li><a href="/m/{i}">Module {i}</a></li>' for i in range(8))
+    html = (f"<html><body><ul class=menu>{menu}</ul><h1>Source code for app.handlers</h1>"
+            f"<pre>{code}</pre><p>Last update: today</p></body></html>")
+    blocks = segment(parse_html(html)).blocks
+    votes = [b.el.tag == "pre" for b in blocks]
+    assert _words(blocks, votes) >= PEER_SHARE * _words(blocks, [True] * len(blocks))
+    keep = [b.text.startswith("Source code") for b in blocks]   # the model kept the title only
+    out = peer_fallback(blocks, keep, votes)
+    assert out == [k or v for k, v in zip(keep, votes)]
+    # the same words voted block by block, every block: a whole-page vote, still ignored
+    assert peer_fallback(blocks, keep, [True] * len(blocks)) == keep
