@@ -1,0 +1,224 @@
+"""Extraction on documentation sites the model never saw: cidermill against its peers, truth from each
+site generator's own markup.
+
+wcxb-dev (bench/extract_f1.py) is the tuning and held-out data; its pages are nearly all English and
+hand-annotated. This bench asks a different question: on whole documentation sets, in several
+languages and from several site generators, does the extractor keep the page body and leave the
+navigation? The truth is computed from the markup each generator writes around the body, by rules
+written here without looking at what any extractor keeps:
+
+  sphinx   the innermost element with role="main" (Python, scikit-learn, SQLAlchemy, CMake manuals)
+  django   Django's own theme: div#yui-main
+  docbook  the body, less DocBook XSL's navheader, navfooter and toc blocks (PostgreSQL manual,
+           Debian Reference in English, German, Japanese and Simplified Chinese)
+  asciidoc div#header and div#content (Git manual pages)
+  texinfo  the body, less the header/nav-panel bars and the menus of subsections (Octave manual)
+
+Inside the body, what a reader does not read as text is dropped for every generator: script, style,
+noscript and template elements, and in-page navigation (nav and aside elements, table-of-contents
+blocks, header links, previous/next bars). Pages whose remaining body is under MIN_WORDS
+words (index and redirect pages, whose content is a table of contents) are left out. Per set,
+PAGES_PER_SET pages evenly spaced over the sorted file list.
+
+The documentation packages come with `apt-get download` into SCRATCH (datatools/debian_docs.py, the
+speed benches' corpus; never committed). Extractors on the same pages in one run: cidermill (the
+crawler's text column), trafilatura.extract() with its defaults, resiliparse
+extract_plain_text(main_content=True) in bench/extract_f1.py's bench venv. Metric: the benchmark's
+word F1 (lowercased \\w+ multisets, mean over pages); a character F1 (letters and digits as a
+multiset) beside it, since a \\w+ "word" of Chinese or Japanese is a whole clause.
+
+    .venv/bin/python bench/extract_docsets.py [--scratch /tmp/cidermill-bench] [--pages 40]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+PAGES_PER_SET = 40
+MIN_WORDS = 50
+# set name -> (glob under the unpacked packages' root, generator)
+SETS = {
+    "python (sphinx)": ("usr/share/doc/python3.11/html/**/*.html", "sphinx"),
+    "scikit-learn (sphinx)": ("usr/share/doc/python-sklearn-doc/html/**/*.html", "sphinx"),
+    "sqlalchemy (sphinx)": ("usr/share/doc/python-sqlalchemy-doc/html/**/*.html", "sphinx"),
+    "cmake (sphinx)": ("usr/share/doc/cmake-data/html/**/*.html", "sphinx"),
+    "django": ("usr/share/doc/python-django-doc/html/**/*.html", "django"),
+    "postgresql (docbook)": ("usr/share/doc/postgresql-doc-15/html/*.html", "docbook"),
+    "debian-reference en (docbook)": ("usr/share/debian-reference/*.en.html", "docbook"),
+    "debian-reference de (docbook)": ("usr/share/debian-reference/*.de.html", "docbook"),
+    "debian-reference ja (docbook)": ("usr/share/debian-reference/*.ja.html", "docbook"),
+    "debian-reference zh-cn (docbook)": ("usr/share/debian-reference/*.zh-cn.html", "docbook"),
+    "git (asciidoc)": ("usr/share/doc/git-doc/*.html", "asciidoc"),
+    "octave (texinfo)": ("usr/share/doc/octave/**/*.html", "texinfo"),
+}
+_CLASS = "contains(concat(' ', normalize-space(@class), ' '), ' {} ')"
+# in-page navigation, whatever the generator
+_NAV = " | ".join([".//script", ".//style", ".//noscript", ".//template", ".//nav", ".//aside", f".//*[{_CLASS.format('toc')}]", f".//*[{_CLASS.format('headerlink')}]",
+                   f".//*[{_CLASS.format('prev-next-area')}]", f".//*[{_CLASS.format('related')}]",
+                   f".//*[{_CLASS.format('sphinxsidebar')}]", ".//*[@id='toc']"])
+_DROP = {
+    "docbook": " | ".join([f".//*[{_CLASS.format(c)}]" for c in ("navheader", "navfooter")]),
+    "texinfo": " | ".join([f".//*[{_CLASS.format(c)}]" for c in ("header", "nav-panel", "menu", "mini-toc")]),
+    "django": f".//*[{_CLASS.format('nav')}]",
+}
+
+
+def truth_text(html: str, generator: str) -> str | None:
+    """The page body by the generator's markup (see the module docstring), or None when absent."""
+    import lxml.html  # noqa: PLC0415
+
+    try:
+        doc = lxml.html.fromstring(html.encode("utf-8"))
+    except Exception:  # noqa: BLE001  (a page the truth cannot read is left out)
+        return None
+    if generator == "sphinx":
+        mains = doc.xpath("//*[@role='main']")
+        roots = [m for m in mains if not m.xpath(".//*[@role='main']")][:1]
+    elif generator == "django":
+        roots = doc.xpath("//div[@id='yui-main']")
+    elif generator == "asciidoc":
+        roots = doc.xpath("//div[@id='header'] | //div[@id='content']")
+    else:
+        roots = doc.xpath("//body")
+    if not roots:
+        return None
+    for root in roots:
+        for path in filter(None, (_NAV, _DROP.get(generator))):
+            for el in root.xpath(path):
+                if el.getparent() is not None:
+                    el.drop_tree()
+    return "\n".join(r.text_content() for r in roots)
+
+
+def char_f1(pred: str | None, truth: str) -> float:
+    p = Counter(c for c in (pred or "").lower() if c.isalnum())
+    t = Counter(c for c in truth.lower() if c.isalnum())
+    if not p or not t:
+        return 1.0 if not p and not t else 0.0
+    common = sum((p & t).values())
+    return 2 * common / (sum(p.values()) + sum(t.values()))
+
+
+def sample(root: str, pattern: str, generator: str, n: int) -> list[dict]:
+    """n pages evenly spaced over the set's sorted files whose truth has MIN_WORDS words or more."""
+    from crawl.extract_train import word_counts  # noqa: PLC0415
+
+    seen, files = set(), []
+    for f in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
+        real = os.path.realpath(f)
+        if os.path.isfile(real) and real not in seen:
+            seen.add(real)
+            files.append(f)
+    pages = []
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            html = fh.read()
+        truth = truth_text(html, generator)
+        if truth is not None and sum(word_counts(truth).values()) >= MIN_WORDS:
+            pages.append({"path": f, "html": html, "truth": truth, "url": "https://docs.example.org/" + os.path.relpath(f, root)})
+    if len(pages) <= n:
+        return pages
+    step = len(pages) / n
+    return [pages[int(i * step)] for i in range(n)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scratch", default=os.environ.get("CIDERMILL_SCRATCH", "/tmp/cidermill-bench"))
+    ap.add_argument("--pages", type=int, default=PAGES_PER_SET, help="pages per documentation set")
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args()
+    from bench.extract_f1 import _RES_RUNNER, resiliparse_python
+    from bench.results import save_result, start_conditions
+    start = start_conditions()
+    import trafilatura
+
+    from crawl.extract import extract_page
+    from crawl.extract_train import word_prf
+    from datatools import debian_docs
+
+    root = debian_docs.fetch(os.path.join(args.scratch, "debian"), debian_docs.BENCH_PACKAGES)
+    sets = {name: sample(root, pattern, gen, args.pages) for name, (pattern, gen) in SETS.items()}
+    sets = {k: v for k, v in sets.items() if v}
+    every = [(name, k, it) for name, items in sets.items() for k, it in enumerate(items)]
+    for k, (_, _, it) in enumerate(every):
+        it["key"] = f"p{k}"
+    systems = {"cidermill": lambda html, url: extract_page(html, url).text,
+               "trafilatura default": lambda html, url: trafilatura.extract(html, url=url)}
+    first = every[0][2]
+    for fn in systems.values():  # warm-up: imports and lazy loads outside the timed calls
+        fn(first["html"], first["url"])
+    outputs: dict[str, dict[str, tuple[str, float]]] = {name: {} for name in systems}
+    for _, _, it in every:
+        for name, fn in systems.items():
+            t0 = time.process_time()
+            try:
+                text = fn(it["html"], it["url"]) or ""
+            except Exception as e:  # noqa: BLE001
+                print(f"  {name} failed on {it['path']}: {type(e).__name__}: {e}")
+                text = ""
+            outputs[name][it["key"]] = (text, (time.process_time() - t0) * 1000)
+    py = resiliparse_python(args.scratch)
+    if py:
+        tmp = tempfile.mkdtemp(prefix="extract_docsets-")
+        listing, res_out, runner = (os.path.join(tmp, n) for n in ("pages.jsonl", "resiliparse.json", "runner.py"))
+        with open(listing, "w", encoding="utf-8") as f:
+            for _, _, it in every:
+                f.write(json.dumps({"key": it["key"], "path": it["path"]}) + "\n")
+        with open(runner, "w", encoding="utf-8") as f:
+            f.write(_RES_RUNNER)
+        subprocess.run([py, runner, listing, res_out], check=True)
+        with open(res_out, encoding="utf-8") as f:
+            outputs["resiliparse"] = {k: (v[0], v[1]) for k, v in json.load(f).items()}
+    table: dict[str, dict] = {}
+    for set_name, items in sets.items():
+        table[set_name] = {}
+        for name, out in outputs.items():
+            prf = [word_prf(out[it["key"]][0], it["truth"]) for it in items]
+            n = len(items)
+            table[set_name][name] = {
+                "pages": n, "f1": sum(x[2] for x in prf) / n, "precision": sum(x[0] for x in prf) / n,
+                "recall": sum(x[1] for x in prf) / n,
+                "char_f1": sum(char_f1(out[it["key"]][0], it["truth"]) for it in items) / n,
+                "cpu_ms_per_page": sum(out[it["key"]][1] for it in items) / n}
+    names = list(outputs)
+    print(f"\n{'set':34s} {'pages':>5s} " + " ".join(f"{n[:22]:>24s}" for n in names) + "   (word F1 / char F1)")
+    for set_name, rows in table.items():
+        print(f"{set_name:34s} {rows[names[0]]['pages']:5d} " + " ".join(
+            f"{rows[n]['f1']:11.3f} / {rows[n]['char_f1']:.3f}" for n in names))
+    mean = {n: {k: sum(table[s][n][k] for s in table) / len(table) for k in ("f1", "char_f1", "cpu_ms_per_page")}
+            for n in names}
+    print(f"{'mean over sets':34s} {'':5s} " + " ".join(f"{mean[n]['f1']:11.3f} / {mean[n]['char_f1']:.3f}" for n in names))
+    print("CPU ms/page: " + ", ".join(f"{n} {mean[n]['cpu_ms_per_page']:.0f}" for n in names))
+    best_peer = max((n for n in names if n != "cidermill"), key=lambda n: mean[n]["f1"])
+    behind = [s for s in table if table[s]["cidermill"]["f1"] + 1e-9 < max(table[s][n]["f1"] for n in names if n != "cidermill")]
+    headline = [
+        {"what": f"extraction word F1 on {len(table)} documentation sets, structural truth; the model never "
+                 f"trained on them (Django and PostgreSQL were read to design two selection fixes) "
+                 f"(cidermill / best peer, {best_peer})",
+         "figure": f"{mean['cidermill']['f1']:.3f} / {mean[best_peer]['f1']:.3f}", "target": "report"},
+        {"what": "documentation sets where cidermill is below the best peer",
+         "figure": ", ".join(behind) if behind else "none", "target": "report"}]
+    if not args.no_save:
+        path = save_result("extract_docsets", {"sets": table, "mean": mean, "headline": headline,
+                                               "pages_per_set": args.pages, "min_words": MIN_WORDS,
+                                               "not_covered": "truth from each generator's markup, not human "
+                                                              "annotation; documentation pages only; no fetch or "
+                                                              "render time"},
+                           packages=["trafilatura", "lxml"], start=start)
+        print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
