@@ -33,12 +33,9 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -138,7 +135,7 @@ def main() -> int:
     ap.add_argument("--pages", type=int, default=PAGES_PER_SET, help="pages per documentation set")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args()
-    from bench.extract_f1 import _RES_RUNNER, resiliparse_python
+    from bench.extract_f1 import run_extractors, run_resiliparse
     from bench.results import save_result, start_conditions
     start = start_conditions()
     import trafilatura
@@ -155,31 +152,10 @@ def main() -> int:
         it["key"] = f"p{k}"
     systems = {"cidermill": lambda html, url: extract_page(html, url).text,
                "trafilatura default": lambda html, url: trafilatura.extract(html, url=url)}
-    first = every[0][2]
-    for fn in systems.values():  # warm-up: imports and lazy loads outside the timed calls
-        fn(first["html"], first["url"])
-    outputs: dict[str, dict[str, tuple[str, float]]] = {name: {} for name in systems}
-    for _, _, it in every:
-        for name, fn in systems.items():
-            t0 = time.process_time()
-            try:
-                text = fn(it["html"], it["url"]) or ""
-            except Exception as e:  # noqa: BLE001
-                print(f"  {name} failed on {it['path']}: {type(e).__name__}: {e}")
-                text = ""
-            outputs[name][it["key"]] = (text, (time.process_time() - t0) * 1000)
-    py = resiliparse_python(args.scratch)
-    if py:
-        tmp = tempfile.mkdtemp(prefix="extract_docsets-")
-        listing, res_out, runner = (os.path.join(tmp, n) for n in ("pages.jsonl", "resiliparse.json", "runner.py"))
-        with open(listing, "w", encoding="utf-8") as f:
-            for _, _, it in every:
-                f.write(json.dumps({"key": it["key"], "path": it["path"]}) + "\n")
-        with open(runner, "w", encoding="utf-8") as f:
-            f.write(_RES_RUNNER)
-        subprocess.run([py, runner, listing, res_out], check=True)
-        with open(res_out, encoding="utf-8") as f:
-            outputs["resiliparse"] = {k: (v[0], v[1]) for k, v in json.load(f).items()}
+    outputs = run_extractors([it for _, _, it in every], systems)
+    res = run_resiliparse([it for _, _, it in every], args.scratch, tempfile.mkdtemp(prefix="extract_docsets-"))
+    if res is not None:
+        outputs["resiliparse"] = res
     table: dict[str, dict] = {}
     for set_name, items in sets.items():
         table[set_name] = {}

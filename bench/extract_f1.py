@@ -87,6 +87,44 @@ def load_aeb(data_dir: str, tmp: str, limit: int | None):
     return items
 
 
+
+def run_extractors(items: list[dict], systems: dict, progress: bool = False) -> dict[str, dict[str, tuple[str, float]]]:
+    """{extractor: {item key: (text, CPU ms)}}: every extractor on every item's `html`, in one
+    process, item by item (the same order and warm state for all), after one warm-up call each."""
+    outputs: dict[str, dict[str, tuple[str, float]]] = {name: {} for name in systems}
+    for fn in systems.values():  # warm-up: imports and lazy loads outside the timed calls
+        fn(items[0]["html"], items[0]["url"])
+    t_start = time.time()
+    for k, it in enumerate(items):
+        for name, fn in systems.items():
+            t0 = time.process_time()
+            try:
+                text = fn(it["html"], it["url"]) or ""
+            except Exception as e:  # noqa: BLE001
+                print(f"  {name} failed on {it['key']}: {type(e).__name__}: {e}")
+                text = ""
+            outputs[name][it["key"]] = (text, (time.process_time() - t0) * 1000)
+        if progress and (k + 1) % 200 == 0:
+            print(f"  {k + 1}/{len(items)} pages, {time.time() - t_start:.0f}s", flush=True)
+    return outputs
+
+
+def run_resiliparse(items: list[dict], scratch: str, tmp: str) -> dict[str, tuple[str, float]] | None:
+    """{item key: (text, CPU ms)} from resiliparse in its bench venv (items read from their `path`),
+    or None when it cannot be installed."""
+    py = resiliparse_python(scratch)
+    if not py:
+        return None
+    listing, res_out, runner = (os.path.join(tmp, n) for n in ("pages.jsonl", "resiliparse.json", "runner.py"))
+    with open(listing, "w", encoding="utf-8") as f:
+        for it in items:
+            f.write(json.dumps({"key": it["key"], "path": it["path"]}) + "\n")
+    with open(runner, "w", encoding="utf-8") as f:
+        f.write(_RES_RUNNER)
+    subprocess.run([py, runner, listing, res_out], check=True)
+    with open(res_out, encoding="utf-8") as f:
+        return {k: (v[0], v[1]) for k, v in json.load(f).items()}
+
 TYPES = ("article", "documentation", "service", "forum", "listing", "product", "collection")
 
 
@@ -145,37 +183,13 @@ def main() -> int:
         "trafilatura cidermill-flags": lambda html, url: trafilatura.extract(html, url=url, include_comments=False,
                                                                              fast=True),
     }
-    outputs: dict[str, dict[str, tuple[str, float]]] = defaultdict(dict)
     every = [it for items in sets.values() for it in items]
     for it in every:
         it["html"] = read_html(it["path"])
-    for name, fn in systems.items():  # warm-up: imports and lazy loads outside the timed calls
-        fn(every[0]["html"], every[0]["url"])
-    t_start = time.time()
-    for k, it in enumerate(every):
-        for name, fn in systems.items():
-            t0 = time.process_time()
-            try:
-                text = fn(it["html"], it["url"]) or ""
-            except Exception as e:  # noqa: BLE001
-                print(f"  {name} failed on {it['key']}: {type(e).__name__}: {e}")
-                text = ""
-            outputs[name][it["key"]] = (text, (time.process_time() - t0) * 1000)
-        if (k + 1) % 200 == 0:
-            print(f"  {k + 1}/{len(every)} pages, {time.time() - t_start:.0f}s", flush=True)
-    py = resiliparse_python(args.scratch)
-    if py:
-        listing = os.path.join(tmp, "pages.jsonl")
-        with open(listing, "w", encoding="utf-8") as f:
-            for it in every:
-                f.write(json.dumps({"key": it["key"], "path": it["path"]}) + "\n")
-        res_out = os.path.join(tmp, "resiliparse.json")
-        runner = os.path.join(tmp, "runner.py")
-        with open(runner, "w", encoding="utf-8") as f:
-            f.write(_RES_RUNNER)
-        subprocess.run([py, runner, listing, res_out], check=True)
-        with open(res_out, encoding="utf-8") as f:
-            outputs["resiliparse"] = {k: (v[0], v[1]) for k, v in json.load(f).items()}
+    outputs = run_extractors(every, systems, progress=True)
+    res = run_resiliparse(every, args.scratch, tmp)
+    if res is not None:
+        outputs["resiliparse"] = res
     names = list(outputs)
     table: dict[str, dict] = {}
     types_all = sorted({it["type"] for it in every})
