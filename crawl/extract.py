@@ -28,8 +28,9 @@ from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_fallback import peer_fallback
 from crawl.extract_region import article_region, main_region
+from crawl.extract_reviews import drop_reviews
 from crawl.mail_archive import body_lines, declared_body, sender_and_date
-from crawl.page_kind import declares_article, meta_content
+from crawl.page_kind import meta_content, page_kind
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import LinkResolver, try_canonicalize
@@ -251,6 +252,7 @@ class PageBlocks:
     rows: list[list[float]]
     peer: Any                     # trafilatura's Document (main text, comments, metadata) or None
     article: bool = False         # the page declares itself an article (crawl/page_kind.py)
+    product: bool = False         # ... or one product
 
     def votes(self) -> list[bool]:
         """Per block, trafilatura's main-text vote."""
@@ -279,7 +281,7 @@ def page_blocks(html_or_doc, url: str | None, fast: bool | None = None) -> PageB
     if fast is None:
         model = _model()
         fast = model.vote_fast if model is not None else True
-    article = declares_article(doc)
+    article, product = page_kind(doc)
     peer_doc = copy.deepcopy(doc)
     drop_hidden(peer_doc)
     peer = peer_extraction(peer_doc, url, fast=fast)
@@ -287,7 +289,7 @@ def page_blocks(html_or_doc, url: str | None, fast: bool | None = None) -> PageB
     title = doc.find(".//title")
     rows = features(seg, getattr(peer, "text", None), getattr(peer, "comments", None),
                     title.text_content() if title is not None else None)
-    return PageBlocks(seg, rows, peer, article)
+    return PageBlocks(seg, rows, peer, article, product)
 
 
 def select_blocks(pb: PageBlocks) -> list[bool]:
@@ -300,14 +302,16 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
         return propagate(pb.seg.blocks, pb.votes())
     import numpy as np  # noqa: PLC0415
     prob = model.score(np.asarray(pb.rows), pb.seg.blocks)
-    return block_selection(pb.seg.blocks, prob, model.threshold, pb.votes(), pb.article)
+    return block_selection(pb.seg.blocks, prob, model.threshold, pb.votes(), pb.article, pb.product)
 
 
-def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, article: bool = False) -> list[bool]:
+def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, article: bool = False,
+                    product: bool = False) -> list[bool]:
     """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis), extended
     over repeated items (propagate) and held to one main region (crawl/extract_region.py); with
     trafilatura's per-block `votes` (PageBlocks.votes), on an `article` page the region of its sure
-    blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback).
+    blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback); on a
+    `product` page, without its customer reviews (crawl/extract_reviews.py).
     Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
@@ -319,7 +323,8 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
         return keep
     if article:
         keep = article_region(blocks, keep, prob, votes, items=items)
-    return peer_fallback(blocks, keep, votes)
+    keep = peer_fallback(blocks, keep, votes)
+    return drop_reviews(blocks, keep) if product else keep
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold

@@ -138,7 +138,8 @@ def page_matrix(html: str, url: str, fast: bool = True):
 
 def build_dataset(pages: list[DevPage], log=print, fast: bool = True, labels: str = "hard"):
     """Feature rows, labels (`labels_of`), words per block, page index per block, each page's blocks,
-    and each page's (trafilatura votes, declares an article) for block_selection (None: no blocks)."""
+    and each page's (trafilatura votes, declares an article, declares a product) for block_selection
+    (None: no blocks)."""
     X, y, w, page_of, blocks_of, votes_of = [], [], [], [], [], []
     t0 = time.time()
     for k, pg in enumerate(pages):
@@ -153,7 +154,7 @@ def build_dataset(pages: list[DevPage], log=print, fast: bool = True, labels: st
         w.extend(len(b.words) for b in pb.seg.blocks)
         page_of.extend([k] * len(pb.rows))
         blocks_of.append(pb.seg.blocks)
-        votes_of.append((pb.votes(), pb.article))
+        votes_of.append((pb.votes(), pb.article, pb.product))
         if log and (k + 1) % 200 == 0:
             log(f"features: {k + 1}/{len(pages)} pages, {len(X)} blocks, {time.time() - t0:.0f}s")
     return (np.asarray(X, dtype=np.float64), np.asarray(y), np.asarray(w, dtype=np.float64),

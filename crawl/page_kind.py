@@ -1,9 +1,12 @@
-"""What a page declares about itself in its <meta> tags and JSON-LD, and whether it is an article.
+"""What a page declares about itself in its <meta> tags and JSON-LD: is it an article, a product?
 
 Publishers mark a story page as one (`og:type` "article", a JSON-LD `NewsArticle` or `BlogPosting`)
 so that social sites and search engines show it as a story. The extractor reads that declaration,
 not a site list: on an article page the main content is one story under one element
 (crawl/extract_region.py `article_region`), while a listing or a forum thread has no such claim.
+Shops mark a product page the same way (a JSON-LD `Product`, `og:type` "product"), for search
+results with a price; there the customer reviews are not the main content
+(crawl/extract_reviews.py). A category page that also lists Product entries says it is a list.
 """
 from __future__ import annotations
 
@@ -52,7 +55,20 @@ def declared_types(doc) -> tuple[str | None, set[str]]:
     return og, types
 
 
+LIST_TYPES = frozenset({"itemlist", "collectionpage", "searchresultspage"})
+
+
 def declares_article(doc) -> bool:
     """True when the page says it is an article (og:type "article" or a schema.org Article type)."""
+    return page_kind(doc)[0]
+
+
+def page_kind(doc) -> tuple[bool, bool]:
+    """(declares an article, declares one product): the second is a schema.org Product in the JSON-LD
+    or an og:type "product..." (not "product.group"), on a page that does not declare a list
+    (ItemList, CollectionPage, SearchResultsPage) or an article."""
     og, types = declared_types(doc)
-    return og == "article" or bool(types & ARTICLE_TYPES)
+    article = og == "article" or bool(types & ARTICLE_TYPES)
+    product = (("product" in types or (og or "").startswith("product")) and og != "product.group"
+               and not types & LIST_TYPES and not article)
+    return article, product
