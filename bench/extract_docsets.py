@@ -108,7 +108,7 @@ def char_f1(pred: str | None, truth: str) -> float:
 
 def sample(root: str, pattern: str, generator: str, n: int) -> list[dict]:
     """n pages evenly spaced over the set's sorted files whose truth has MIN_WORDS words or more."""
-    from crawl.extract_train import word_counts  # noqa: PLC0415
+    from crawl.extract_train import read_html, word_counts  # noqa: PLC0415
 
     seen, files = set(), []
     for f in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
@@ -118,15 +118,15 @@ def sample(root: str, pattern: str, generator: str, n: int) -> list[dict]:
             files.append(f)
     pages = []
     for f in files:
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            html = fh.read()
-        truth = truth_text(html, generator)
+        truth = truth_text(read_html(f), generator)
         if truth is not None and sum(word_counts(truth).values()) >= MIN_WORDS:
-            pages.append({"path": f, "html": html, "truth": truth, "url": "https://docs.example.org/" + os.path.relpath(f, root)})
-    if len(pages) <= n:
-        return pages
-    step = len(pages) / n
-    return [pages[int(i * step)] for i in range(n)]
+            pages.append({"path": f, "truth": truth, "url": "https://docs.example.org/" + os.path.relpath(f, root)})
+    if len(pages) > n:
+        step = len(pages) / n
+        pages = [pages[int(i * step)] for i in range(n)]
+    for page in pages:   # only the sampled pages' HTML is held
+        page["html"] = read_html(page["path"])
+    return pages
 
 
 def main() -> int:
@@ -147,13 +147,13 @@ def main() -> int:
     root = debian_docs.fetch(os.path.join(args.scratch, "debian"), debian_docs.BENCH_PACKAGES)
     sets = {name: sample(root, pattern, gen, args.pages) for name, (pattern, gen) in SETS.items()}
     sets = {k: v for k, v in sets.items() if v}
-    every = [(name, k, it) for name, items in sets.items() for k, it in enumerate(items)]
-    for k, (_, _, it) in enumerate(every):
+    every = [it for items in sets.values() for it in items]
+    for k, it in enumerate(every):
         it["key"] = f"p{k}"
     systems = {"cidermill": lambda html, url: extract_page(html, url).text,
                "trafilatura default": lambda html, url: trafilatura.extract(html, url=url)}
-    outputs = run_extractors([it for _, _, it in every], systems)
-    res = run_resiliparse([it for _, _, it in every], args.scratch, tempfile.mkdtemp(prefix="extract_docsets-"))
+    outputs = run_extractors(every, systems)
+    res = run_resiliparse(every, args.scratch, tempfile.mkdtemp(prefix="extract_docsets-"))
     if res is not None:
         outputs["resiliparse"] = res
     table: dict[str, dict] = {}

@@ -31,9 +31,16 @@ def peer_fallback(blocks, keep: list[bool], votes: list[bool]) -> list[bool]:
     whole page: PEER_SHARE of the words in PEER_BLOCKS of the non-empty blocks (a new list either way)."""
     sizes = [len(b.words) for b in blocks]
     kept = sum(n for n, f in zip(sizes, keep) if f)
+    if kept >= SHORT:
+        return list(keep)
     voted = sum(n for n, f in zip(sizes, votes) if f)
-    whole = (voted >= PEER_SHARE * sum(sizes)
-             and sum(1 for n, f in zip(sizes, votes) if f and n) >= PEER_BLOCKS * sum(1 for n in sizes if n))
-    if kept >= SHORT or voted < PEER_RATIO * max(kept, 1) or whole:
+    if voted < PEER_RATIO * max(kept, 1) or _whole_page(sizes, votes, voted):
         return list(keep)
     return [k or v for k, v in zip(keep, votes)]
+
+
+def _whole_page(sizes: list[int], votes: list[bool], voted: int) -> bool:
+    """Whether the vote (`voted` of its words) is trafilatura reading the whole body: PEER_SHARE of
+    the page's words in at least PEER_BLOCKS of its non-empty blocks."""
+    return (voted >= PEER_SHARE * sum(sizes)
+            and sum(1 for n, f in zip(sizes, votes) if f and n) >= PEER_BLOCKS * sum(1 for n in sizes if n))

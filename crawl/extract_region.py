@@ -75,15 +75,14 @@ def _section_signature(el):
 def whole_sections(blocks, keep: list[bool], teaser: list[bool], root):
     """`root`, or the ancestor it climbs to while it is one of like sibling sections (see above) and
     a like sibling holds a kept block that is not a teaser."""
-    if root is None:
-        return None
-    holders = set()   # elements holding a kept non-teaser block
-    for b, k, t in zip(blocks, keep, teaser):
-        if k and not t:
-            holders.update(ancestors(b.el))
-    while (parent := root.getparent()) is not None:
+    holders = None    # elements holding a kept non-teaser block; walked only for a region that is a section
+    while root is not None and (parent := root.getparent()) is not None:
         sig = _section_signature(root)
-        if sig is None or not any(c is not root and c in holders and _section_signature(c) == sig for c in parent):
+        if sig is None:
+            break
+        if holders is None:
+            holders = {a for b, k, t in zip(blocks, keep, teaser) if k and not t for a in ancestors(b.el)}
+        if not any(c is not root and c in holders and _section_signature(c) == sig for c in parent):
             break
         root = parent
     return root
