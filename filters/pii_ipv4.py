@@ -52,7 +52,10 @@ _CONNECTORS = {"from", "by", "on", "at", "to", "is", "was", "via", "and", "or", 
                "ip", "addr", "address", "host", "server", "unknown", "localhost", "loopback", "gateway", "mask",
                "netmask", "dns", "ping", "inet", "helo", "ehlo", "peer", "client", "route", "src", "dst", "designates"}
 _PRODUCT_BEFORE = re.compile(r"([A-Za-z][\w!+-]*)[ \t]+$")       # "Thunderbird 2.0.0.22", "ecelerity 2.2.2.39"
-_CHANGELOG_HEAD = re.compile(r"\)\s+(?:[a-z][\w.-]*\s*)+;\s*urgency=", re.I)
+# distribution words separated by spaces, written so that each text has one way to match: the nested
+# form "(?:[a-z][\w.-]*\s*)+" backtracks exponentially on a long word with no ";" after it
+# ("(3.8.11.1)\nRestore an undocumented side-effect..." in a release history took a minute)
+_CHANGELOG_HEAD = re.compile(r"\)\s+[a-z][\w.-]*(?:\s+[a-z][\w.-]*)*\s*;\s*urgency=", re.I)
 _GIT_SIG_BEFORE = re.compile(r"(?:^|\n)(?:> ?)*--(?: |=20)?\n(?:> ?)*$")
 
 

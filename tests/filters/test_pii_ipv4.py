@@ -1,6 +1,7 @@
 """IPv4 in mail archives: addresses in headers and prose are scrubbed, version strings are not.
 The fixture is written for this test in the shape of a list-archive page (headers of real MTAs,
 a git patch signature, a Debian changelog excerpt, a manual's numbered headings)."""
+import os
 from collections import Counter
 
 from filters.base import Doc
@@ -82,3 +83,19 @@ def test_borderline_count_is_a_score_column():
     scores, keep, _ = PiiScrubber()(doc)
     assert "pii_ipv4_borderline" in scores and keep
     assert "198.51.100.7" not in doc.text
+
+
+def test_a_release_history_is_scored_in_linear_time():
+    """A dotted quad in parentheses followed by long words and no "; urgency=" (a release history,
+    not a Debian changelog header) once sent the header pattern into exponential backtracking over the
+    40 characters it reads after the quad: a minute for one real page, hours for one long word. Run in
+    a child process with a time cap, so a regression fails instead of hanging the suite."""
+    import subprocess
+    import sys
+    script = ("from filters.pii import find_pii\n"
+              "text = '2015-07-29 (3.8.11.1) ' + 'x' * 60 + ' of PRAGMA; xft (2.1.8.2-5) unstable; urgency=low'\n"
+              "print(sorted(text[a:b] for a, b, k in find_pii(text)))\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert run.returncode == 0, run.stderr
+    assert "2.1.8.2" not in run.stdout      # the changelog header still reads as a version
