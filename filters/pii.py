@@ -17,7 +17,7 @@ from collections import Counter
 
 from filters.base import Doc, TextFilter
 from filters.pii_email_spelled import spelled_emails
-from filters.pii_ipv4 import BORDERLINE, IPV4_RE, IPV4_THRESHOLD, ipv4_score
+from filters.pii_ipv4 import BORDERLINE, IPV4_RE, IPV4_THRESHOLD, TextLines, ipv4_score
 from filters.words import split_words
 
 PLACEHOLDERS = {"email": "<EMAIL>", "phone": "<PHONE>", "ipv4": "<IP_ADDRESS>", "ipv6": "<IP_ADDRESS>",
@@ -127,8 +127,10 @@ def find_pii(text: str, stats: Counter | None = None) -> list[tuple[int, int, st
         for m in SSN_RE.finditer(text):
             if ssn_ok(*m.groups()):
                 add(m.start(), m.end(), "ssn")
+        lines = None   # the text's line starts, found at its first dotted quad
         for m in IPV4_RE.finditer(text):
-            score = ipv4_score(text, m)
+            lines = lines or TextLines(text)
+            score = ipv4_score(text, m, lines)
             if stats is not None and abs(score - IPV4_THRESHOLD) < BORDERLINE:
                 stats["ipv4_borderline"] += 1
             if score > IPV4_THRESHOLD:

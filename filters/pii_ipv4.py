@@ -21,6 +21,7 @@ pages a different threshold would change.
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
@@ -59,26 +60,73 @@ _CHANGELOG_HEAD = re.compile(r"\)\s+[a-z][\w.-]*(?:\s+[a-z][\w.-]*)*\s*;\s*urgen
 _GIT_SIG_BEFORE = re.compile(r"(?:^|\n)(?:> ?)*--(?: |=20)?\n(?:> ?)*$")
 
 
-def _field(text: str, pos: int) -> str | None:
-    """The mail header field holding `pos` (folded lines included), when `pos` is in a header block:
-    a run of `Name: value` lines at the start of the text or after an mbox `From ` line / blank line."""
-    ls = text.rfind("\n", 0, pos) + 1
-    while ls > 0 and text[ls:ls + 1] in (" ", "\t"):   # a folded continuation: walk back to its field
-        ls = text.rfind("\n", 0, ls - 1) + 1
-    m = re.match(r"([A-Za-z][A-Za-z0-9-]{0,60}):", text[ls:ls + 64])
-    if not m:
+LINE_WINDOW = 240   # characters of a quad's own line read before it: the rules need only the line's tail
+HEADER_FOLDS = 64   # folded continuation lines walked back to find the header field a quad sits in
+_NEWLINE = re.compile(r"\n")
+_COLON = re.compile(r":")
+_HEADER_NAME = re.compile(r"([A-Za-z][A-Za-z0-9-]{0,60}):")
+_BLANK = re.compile(r"\s*")
+
+
+class TextLines:
+    """Where the lines of one text start, found once per text. Each dotted quad then finds its line
+    by bisection and reads at most LINE_WINDOW characters of it, and each line's header field is
+    worked out once: reading the whole line per quad made a long line of addresses (a block list on
+    one line, a release history) cost the square of its length."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        self.colons = [m.start() for m in _COLON.finditer(text)]
+        self._fields: dict[int, str | None] = {}
+
+    def line_of(self, pos: int) -> int:
+        return bisect.bisect_right(self.starts, pos) - 1
+
+    def colon_between(self, lo: int, hi: int) -> bool:
+        """A ':' at some position in [lo, hi)."""
+        i = bisect.bisect_left(self.colons, lo)
+        return i < len(self.colons) and self.colons[i] < hi
+
+    def _end(self, k: int) -> int:
+        """Where line k's text ends (its newline, or the end of the text)."""
+        return self.starts[k + 1] - 1 if k + 1 < len(self.starts) else len(self.text)
+
+    def field(self, k: int) -> str | None:
+        """The mail header field of line k (_field), once per line."""
+        if k not in self._fields:
+            self._fields[k] = self._field(k)
+        return self._fields[k]
+
+    def _field(self, k: int) -> str | None:
+        """The mail header field holding line k (folded lines included), when the line is in a header
+        block: a run of `Name: value` lines at the start of the text or after an mbox `From ` line /
+        blank line."""
+        text, starts = self.text, self.starts
+        folds = 0
+        while k > 0 and text[starts[k]:starts[k] + 1] in (" ", "\t") and folds < HEADER_FOLDS:
+            k -= 1   # a folded continuation: walk back to its field
+            folds += 1
+        ls = starts[k]
+        m = _HEADER_NAME.match(text[ls:ls + 64])
+        if not m:
+            return None
+        # the line above must be another header line, a mbox separator, or the start of the text
+        if ls - 1 <= 0:
+            return m.group(1).lower()
+        ps, prev_end = starts[k - 1], ls - 1
+        prev = text[ps:min(prev_end, ps + 64)]   # enough for the three tests below
+        if prev.startswith("From ") or _HEADER_NAME.match(prev) or prev[:1] in (" ", "\t"):
+            return m.group(1).lower()
+        if _BLANK.match(text, ps, prev_end).end() == prev_end:   # a blank line above: after a mbox `From ` line?
+            if ps == 0:
+                return m.group(1).lower()
+            j = k - 2
+            while j >= 0 and self._end(j) == starts[j]:   # empty lines
+                j -= 1
+            if j >= 0 and text.startswith("From ", starts[j], self._end(j)):
+                return m.group(1).lower()
         return None
-    # the line above must be another header line, a mbox separator, or the start of the text
-    prev_end = ls - 1
-    if prev_end <= 0:
-        return m.group(1).lower()
-    ps = text.rfind("\n", 0, prev_end) + 1
-    prev = text[ps:prev_end]
-    if prev.startswith("From ") or re.match(r"[A-Za-z][A-Za-z0-9-]{0,60}:", prev) or prev[:1] in (" ", "\t"):
-        return m.group(1).lower()
-    if prev.strip() == "" and (ps == 0 or text[:ps].rstrip("\n").rsplit("\n", 1)[-1].startswith("From ")):
-        return m.group(1).lower()
-    return None
 
 
 def octets_ok(quad: str) -> bool:
@@ -86,15 +134,21 @@ def octets_ok(quad: str) -> bool:
     return len(parts) == 4 and all(p.isdigit() and int(p) <= 255 and (len(p) == 1 or p[0] != "0") for p in parts)
 
 
-def ipv4_score(text: str, m: re.Match) -> float:
-    """Evidence that the dotted quad `m` (from IPV4_RE) is an IPv4 address: > 0 address, <= 0 not."""
+def ipv4_score(text: str, m: re.Match, lines: TextLines | None = None) -> float:
+    """Evidence that the dotted quad `m` (from IPV4_RE) is an IPv4 address: > 0 address, <= 0 not.
+    `lines`: the text's TextLines, when several quads of one text are scored (filters/pii.py).
+    A quad's line is read back LINE_WINDOW characters at most: on a longer line, a tail of that many
+    blank characters before the quad counts as the line's start."""
     quad = m.group(0)
     if not octets_ok(quad):
         return -10.0
+    if lines is None:
+        lines = TextLines(text)
     a, b = m.start(), m.end()
     before, after = text[max(0, a - 40):a], text[b:b + 40]
-    line_start = text.rfind("\n", 0, a) + 1
-    line_before = text[line_start:a]
+    k = lines.line_of(a)
+    line_start = lines.starts[k]
+    line_before = text[max(line_start, a - LINE_WINDOW):a]
     score = 0.5  # a valid dotted quad with no other evidence: more often an address than not
 
     pm = _PRODUCT_BEFORE.search(line_before)
@@ -107,7 +161,7 @@ def ipv4_score(text: str, m: re.Match) -> float:
                          or re.search(r"[\d!+-]", word) is not None or head.endswith("("))
 
     # -- header knowledge
-    field = _field(text, a) if ":" in text[max(0, line_start - 2000):a + 1] else None
+    field = lines.field(k) if lines.colon_between(max(0, line_start - 2000), a + 1) else None
     if field is not None:
         if re.fullmatch(SOFTWARE_FIELDS, field):
             score -= 3.0

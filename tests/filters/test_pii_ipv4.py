@@ -99,3 +99,19 @@ def test_a_release_history_is_scored_in_linear_time():
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert run.returncode == 0, run.stderr
     assert "2.1.8.2" not in run.stdout      # the changelog header still reads as a version
+
+
+def test_a_long_line_of_dotted_quads_is_scored_in_linear_time():
+    """Each quad once read its whole line (and the header lines above it); a 320 KB line of
+    parenthesised versions took minutes. Now a quad reads a bounded tail of its line; the scores
+    are unchanged (the fixture test above). Capped child process, as above."""
+    import subprocess
+    import sys
+    script = ("from filters.pii import find_pii\n"
+              "text = ''.join(f'({i % 9}.{i % 8}.{i % 7}.{i % 6}) Restorexx ' for i in range(16000))\n"
+              "text += 'Host: 10.0.0.1 ' * 8000\n"
+              "print(sum(k == 'ipv4' for a, b, k in find_pii(text)))\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=90,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert run.returncode == 0, run.stderr
+    assert int(run.stdout) >= 8000      # the addresses after "Host:" are still found
