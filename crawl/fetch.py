@@ -18,6 +18,7 @@ from typing import Callable
 import urllib3
 
 from crawl.charset import decode_html, looks_binary
+from crawl.deadlines import WATCHDOG, deadlined
 from crawl.identity import AGENT_STRING
 from crawl.safety import AddressPolicy
 from crawl.urls import try_canonicalize
@@ -34,7 +35,7 @@ class FetchConfig:
     user_agent: str = AGENT_STRING
     connect_timeout: float = 5.0
     read_timeout: float = 10.0
-    total_timeout: float = 30.0       # wall-clock cap on one response body (slow-drip servers)
+    total_timeout: float = 30.0       # wall-clock cap on one response, headers and body (slow-drip servers)
     max_bytes: int = 5 * 1024 * 1024
     max_redirects: int = 5
     retries: int = 2
@@ -108,16 +109,21 @@ def _guarded(conn_cls, refused: Callable[[str], bool]):
     return Guarded
 
 
-def _guard_pool_manager(pm: urllib3.PoolManager, refused: Callable[[str], bool]) -> None:
+def _install_connections(pm: urllib3.PoolManager, refused: Callable[[str], bool] | None) -> None:
+    """Connection classes for every pool of `pm`: each request's socket is attached to its deadline
+    (crawl/deadlines.py), and with `refused`, the peer address is checked (_guarded)."""
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool  # noqa: PLC0415
 
-    class GuardedHTTPPool(HTTPConnectionPool):
-        ConnectionCls = _guarded(HTTPConnectionPool.ConnectionCls, refused)
+    def cls(base):
+        return deadlined(_guarded(base, refused) if refused is not None else base)
 
-    class GuardedHTTPSPool(HTTPSConnectionPool):
-        ConnectionCls = _guarded(HTTPSConnectionPool.ConnectionCls, refused)
+    class HTTPPool(HTTPConnectionPool):
+        ConnectionCls = cls(HTTPConnectionPool.ConnectionCls)
 
-    pm.pool_classes_by_scheme = {"http": GuardedHTTPPool, "https": GuardedHTTPSPool}
+    class HTTPSPool(HTTPSConnectionPool):
+        ConnectionCls = cls(HTTPSConnectionPool.ConnectionCls)
+
+    pm.pool_classes_by_scheme = {"http": HTTPPool, "https": HTTPSPool}
 
 
 class Fetcher:
@@ -138,8 +144,8 @@ class Fetcher:
                                         headers={"User-Agent": self.config.user_agent,
                                                  "Accept": "text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,*/*;q=0.5",
                                                  "Accept-Encoding": "gzip, deflate"})
-        if policy is not None and not policy.allow_private:
-            _guard_pool_manager(self.pool, policy.refused_peer)
+        _install_connections(self.pool, policy.refused_peer if policy is not None and not policy.allow_private
+                             else None)
 
     def close(self) -> None:
         self.pool.clear()
@@ -154,9 +160,22 @@ class Fetcher:
     # -- one request, no redirects ----------------------------------------------------------
     def _request(self, url: str, accept_types: tuple[str, ...] | None, headers: dict[str, str] | None = None
                  ) -> FetchResult:
+        """One request under the wall-clock deadline `total_timeout` (crawl/deadlines.py): a server
+        that trickles its headers or body is cut off then and the page is a timeout."""
+        t0 = time.monotonic()
+        token = WATCHDOG.arm(t0 + self.config.total_timeout)
+        try:
+            res = self._request_once(url, accept_types, headers, t0, token)
+        finally:
+            fired = WATCHDOG.disarm(token)
+        if fired:
+            res.skip, res.detail, res.body = "timeout", f"response slower than {self.config.total_timeout}s", b""
+        return res
+
+    def _request_once(self, url: str, accept_types: tuple[str, ...] | None, headers: dict[str, str] | None,
+                      t0: float, token: int) -> FetchResult:
         cfg = self.config
         res = FetchResult(url=url, final_url=url)
-        t0 = time.monotonic()
         try:
             r = self.pool.request("GET", url, redirect=False, preload_content=False, decode_content=True,
                                   headers=self._headers(headers) if headers else None)
@@ -205,7 +224,7 @@ class Fetcher:
             res.skip, res.detail = _error_reason(e), str(e)[:200]
         finally:
             res.fetch_ms = (time.monotonic() - t0) * 1000
-            if complete:
+            if complete and not WATCHDOG.fired(token):   # a socket shut down at the deadline is not reused
                 r.release_conn()
             else:
                 r.close()

@@ -158,3 +158,59 @@ def test_connection_guard_refuses_private_peers_even_after_the_check(local_site)
     res = guarded.fetch(site.url + "/")
     assert res.skip == "private_address" and site.hits == []
     assert Fetcher(FetchConfig(retries=0)).fetch(site.url + "/").ok
+
+
+def _trickling_server(head: bytes):
+    """A raw socket server on 127.0.0.1 that sends `head`, then one byte every 0.1 s for 15 s (so a
+    fetcher without a deadline fails the test instead of hanging it): each wait for bytes is short."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+
+    def one(conn):
+        try:
+            conn.recv(65536)
+            conn.sendall(head)
+            for _ in range(150):
+                conn.sendall(b"x")
+                time.sleep(0.1)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def accept():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=one, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.getsockname()[1]}"
+
+
+def test_a_server_that_trickles_headers_or_body_is_cut_off_at_the_deadline(local_site):
+    """Slow-drip servers (slowloris-like): a byte every 0.1 s never trips the read timeout, and a body
+    chunk is gathered until full, so only a deadline on the whole response ends the fetch. It is
+    `total_timeout` (retried once, as any timeout), and the same fetcher then fetches normally."""
+    site = local_site({"/ok": Route("<p>fine</p>")})
+    f = Fetcher(FetchConfig(total_timeout=1.0, read_timeout=0.5, retries=1, backoff=0.01))
+    heads = {"headers": b"HTTP/1.1 200 OK\r\nX-Slow: ",
+             "body": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n",
+             "chunked": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n"}
+    for what, head in heads.items():
+        srv, url = _trickling_server(head)
+        try:
+            t = time.time()
+            res = f.fetch(url + "/page")
+            took = time.time() - t
+        finally:
+            srv.close()
+        assert res.skip == "timeout" and "slower than" in res.detail and res.body == b"", (what, res.skip, res.detail)
+        assert took < 8, (what, took)   # two tries of 1 s each; without the deadline: hours
+    assert f.fetch(site.url + "/ok").ok
