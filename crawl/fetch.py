@@ -158,14 +158,14 @@ class Fetcher:
         return {**{k: v for k, v in self.pool.headers.items() if k.lower() not in keys}, **extra}
 
     # -- one request, no redirects ----------------------------------------------------------
-    def _request(self, url: str, accept_types: tuple[str, ...] | None, headers: dict[str, str] | None = None
-                 ) -> FetchResult:
+    def _request(self, url: str, accept_types: tuple[str, ...] | None, headers: dict[str, str] | None = None,
+                 prefix: int | None = None) -> FetchResult:
         """One request under the wall-clock deadline `total_timeout` (crawl/deadlines.py): a server
         that trickles its headers or body is cut off then and the page is a timeout."""
         t0 = time.monotonic()
         token = WATCHDOG.arm(t0 + self.config.total_timeout)
         try:
-            res = self._request_once(url, accept_types, headers, t0, token)
+            res = self._request_once(url, accept_types, headers, t0, token, prefix)
         finally:
             fired = WATCHDOG.disarm(token)
         if fired:
@@ -173,7 +173,7 @@ class Fetcher:
         return res
 
     def _request_once(self, url: str, accept_types: tuple[str, ...] | None, headers: dict[str, str] | None,
-                      t0: float, token: int) -> FetchResult:
+                      t0: float, token: int, prefix: int | None) -> FetchResult:
         cfg = self.config
         res = FetchResult(url=url, final_url=url)
         try:
@@ -205,13 +205,16 @@ class Fetcher:
                 res.skip, res.detail = "wrong_type", mime
                 return res
             clen = r.headers.get("content-length")
-            if clen and clen.isdigit() and int(clen) > cfg.max_bytes:
+            if prefix is None and clen and clen.isdigit() and int(clen) > cfg.max_bytes:
                 res.skip, res.detail = "too_large", f"content-length {clen}"
                 return res
             chunks, size = [], 0
             for chunk in r.stream(65536):
                 chunks.append(chunk)
                 size += len(chunk)
+                if prefix is not None and size >= prefix:   # keep the head, leave the rest unread
+                    res.body = b"".join(chunks)[:prefix]
+                    return res
                 if size > cfg.max_bytes:
                     res.skip, res.detail = "too_large", f">{cfg.max_bytes} bytes"
                     return res
@@ -231,11 +234,12 @@ class Fetcher:
         return res
 
     # -- with retries -----------------------------------------------------------------------
-    def _request_retrying(self, url: str, accept_types, headers: dict[str, str] | None = None) -> FetchResult:
+    def _request_retrying(self, url: str, accept_types, headers: dict[str, str] | None = None,
+                          prefix: int | None = None) -> FetchResult:
         cfg = self.config
         attempt = 0
         while True:
-            res = self._request(url, accept_types, headers)
+            res = self._request(url, accept_types, headers, prefix)
             res.attempts = attempt + 1
             retryable = res.skip in ("timeout", "connection_error") or res.status in RETRY_STATUSES
             if not retryable or attempt >= cfg.retries or (res.skip == "timeout" and attempt >= 1):
@@ -249,18 +253,21 @@ class Fetcher:
             attempt += 1
 
     def fetch(self, url: str, allow: Callable[[str], str | None] = lambda u: None,
-              accept_types: tuple[str, ...] | None | bool = True, headers: dict[str, str] | None = None) -> FetchResult:
+              accept_types: tuple[str, ...] | None | bool = True, headers: dict[str, str] | None = None,
+              prefix: int | None = None) -> FetchResult:
         """GET `url` following up to max_redirects hops, each checked by `allow` (-> skip reason).
 
         accept_types=True uses the configured HTML types; None accepts anything (robots.txt).
-        `headers` are sent on top of the fetcher's own (User-Agent, Accept-Encoding stay ours)."""
+        `headers` are sent on top of the fetcher's own (User-Agent, Accept-Encoding stay ours).
+        `prefix`: keep the first `prefix` bytes of a longer body instead of refusing it as too_large
+        (robots.txt, of which RFC 9309 parses the first 500 KiB)."""
         types = self.config.accept_types if accept_types is True else accept_types
         seen = {url}
         hops: list[str] = []
         current = url
         total_ms = 0.0
         while True:
-            res = self._request_retrying(current, types, headers)
+            res = self._request_retrying(current, types, headers, prefix)
             total_ms += res.fetch_ms
             res.url, res.redirects, res.fetch_ms = url, list(hops), total_ms
             if not (300 <= res.status < 400 and res.status != 304) or res.skip:

@@ -1,6 +1,6 @@
 """robots.txt (RFC 9309) per host, with the training opt-out token, parsed by protego.
 
-- 2xx: parse (first 500 KiB); 4xx: everything allowed; 5xx, 429, timeouts, refused connections,
+- 2xx: parse the first 500 KiB (a larger file is read that far, not refused); 4xx: everything allowed; 5xx, 429, timeouts, refused connections,
   redirect loops: nothing allowed on that host until a later retry (the entry expires sooner).
 - The crawler's own token picks its group, else `*`. The opt-out token (CiderBot-Extended, like
   Applebot-Extended) is matched exactly (protego alone would let `CiderBot` rules answer for
@@ -71,7 +71,7 @@ class RobotsCache:
         reason = self.check_address(url)
         if reason:
             return RobotsEntry(origin, "unavailable", 0, fetched_at=time.time(), detail=reason)
-        res = self.fetcher.fetch(url, allow=self.check_address, accept_types=None)
+        res = self.fetcher.fetch(url, allow=self.check_address, accept_types=None, prefix=MAX_ROBOTS_BYTES)
         if res.skip and not res.skip.startswith("http_"):
             return RobotsEntry(origin, "unavailable", res.status, fetched_at=time.time(), detail=res.skip)
         if 200 <= res.status < 300:

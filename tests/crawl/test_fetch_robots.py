@@ -56,6 +56,14 @@ def test_robots_status_semantics(local_site):
     assert r.decide(site429.url + "/a.html").reason == "robots_unavailable"
     r.decide(site404.url + "/b.html")
     assert site404.hits.count("/robots.txt") == 1  # cached per origin
+    # A robots.txt larger than the page cap is read to 500 KiB and parsed (RFC 9309), not taken as
+    # unavailable (which would close the whole host); rules past 500 KiB do not count.
+    huge = "User-agent: *\nDisallow: /private/\n" + "# padding line\n" * 500_000 + "Disallow: /late/\n"
+    big = local_site({"/robots.txt": Route(huge, 200, "text/plain")})
+    r = RobotsCache(Fetcher(FetchConfig(retries=0, max_bytes=1_000_000)))
+    assert len(huge) > 5_000_000
+    assert r.decide(big.url + "/private/a.html").reason == "robots"
+    assert r.decide(big.url + "/late/a.html").allowed and r.decide(big.url + "/a.html").allowed
 
 
 def test_redirects_are_checked_hop_by_hop_and_loops_stop(local_site):
