@@ -13,6 +13,7 @@ from corpus.errors import ConfigError
 from filters.base import check_keys
 
 REPLACEMENT = "\ufffd"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # what counts as a control character
 # every byte but those control characters: their count in a text is the length of its UTF-8 bytes
 # with all other bytes deleted (one C pass; the regex scan cost 7 ns per character)
@@ -78,6 +79,14 @@ class Sanitizer:
                 repaired = True
         elif isinstance(raw, str):
             text = raw
+            if not text.isascii():
+                # lone surrogates (a JSON "\\ud800"): no UTF-8 holds them, so neither fastText nor an
+                # Arrow shard could take the text; they become U+FFFD, as invalid bytes do
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    text = _SURROGATE.sub(REPLACEMENT, text)
+                    repaired = True
         else:
             return Sanitized(None, "bad_input:text_not_a_string")
         truncated = False

@@ -124,3 +124,20 @@ def test_the_sanitiser_judges_utf8_bytes_as_it_judges_their_text():
         assert (got.text, reason, got.truncated) == (want.text, want.reason, want.truncated), raw[:40]
         seen.add(got.reason)
     assert {None, "bad_input:binary", "bad_input:invalid_utf8"} <= seen
+
+
+def test_lone_surrogates_become_replacement_characters_not_a_filter_error():
+    """A str from JSON may hold lone surrogates ("\\ud800"); fastText and Arrow refuse them. The
+    sanitiser turns them into U+FFFD like invalid bytes: the document is scored, not dropped as an
+    error, and its row can be written; a text made mostly of them is invalid UTF-8."""
+    import pyarrow as pa
+
+    from filters.sanitize import Sanitizer
+    chain = TextChain({"stages": ["input", "langid", "pii", "gopher", "safety"]})
+    text = ("The orchard was quiet in the morning and the cider house smelled of apples. " * 12 + "\ud800 "
+            + "Pickers came at noon and \udfff the presses ran until night.")
+    row = chain.process({"id": "s", "url": "http://x.test/s", "text": text})
+    assert row["drop_reason"] is None or not row["drop_reason"].startswith("error"), row["drop_reason"]
+    assert "\ud800" not in row["text"] and "\ufffd" in row["text"] and row["language"] == "en"
+    pa.array([row["text"]], pa.string())
+    assert Sanitizer()("\udc80" * 50 + "text").reason == "bad_input:invalid_utf8"
