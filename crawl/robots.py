@@ -1,10 +1,12 @@
 """robots.txt (RFC 9309) per host, with the training opt-out token, parsed by protego.
 
-- 2xx: parse the first 500 KiB (a larger file is read that far, not refused); 4xx: everything allowed; 5xx, 429, timeouts, refused connections,
-  redirect loops: nothing allowed on that host until a later retry (the entry expires sooner).
-- The crawler's own token picks its group, else `*`. The opt-out token (CiderBot-Extended, like
-  Applebot-Extended) is matched exactly (protego alone would let `CiderBot` rules answer for
-  `CiderBot-Extended` by prefix): its own group if the file has one, else `*`. A page the opt-out
+- 2xx: parse the first 500 KiB (a larger file is read that far, not refused); 4xx: everything
+  allowed; 5xx, 429, timeouts, refused connections, redirect loops: nothing allowed on that host
+  until a later retry (the entry expires sooner).
+- The crawler's own token picks its group, else `*`; so does the opt-out token (CiderBot-Extended,
+  like Applebot-Extended). Tokens match exactly, case-insensitively, as RFC 9309 says: a group
+  for `Cider` or for `CiderBot` is not one for `CiderBot-Extended` or `CiderBot`, and a line
+  written `CiderBot/1.0` names CiderBot (its product token). A page the opt-out
   token may not fetch is still crawled for links but marked training_allowed=false.
 - Entries are cached per origin with a TTL; the cache is thread-safe.
 """
@@ -23,7 +25,8 @@ from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from crawl.urls import origin_of
 
 MAX_ROBOTS_BYTES = 500 * 1024
-_UA_LINE = re.compile(r"^\s*user-agent\s*:\s*([^#\s]+)", re.I | re.M)
+_UA_LINE = re.compile(r"^([ \t]*user-agent[ \t]*:[ \t]*)([^#\s]+)[^#\n]*", re.I | re.M)
+_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
 
 
 @dataclass
@@ -48,10 +51,29 @@ class RobotsDecision:
     training_allowed: bool
 
 
+def _product_token(value: str) -> str:
+    """A user-agent line's value -> its product token, as RFC 9309 defines it (letters, "_" and "-"):
+    "CiderBot/1.0" and "CiderBot(+url)" name CiderBot; "*" stays."""
+    m = _PRODUCT_TOKEN.match(value)
+    return m.group(0) if m else value
+
+
 def parse_robots(origin: str, text: str, status: int = 200) -> RobotsEntry:
-    text = text[:MAX_ROBOTS_BYTES]
+    """A robots.txt whose user-agent lines name product tokens; `agents` holds them in lower case.
+    A group applies to a crawler only when its token equals the crawler's, case-insensitively
+    (RobotsCache.decide): protego alone also applies a group whose name starts the crawler's
+    ("Cider" or "c" for CiderBot), and matched no group written with a version ("CiderBot/1.0")."""
+    text = text[:MAX_ROBOTS_BYTES].replace("\r\n", "\n").replace("\r", "\n")
+    text = _UA_LINE.sub(lambda m: m.group(1) + _product_token(m.group(2)), text)
     return RobotsEntry(origin, "parsed", status, Protego.parse(text),
-                       {m.group(1).strip().lower() for m in _UA_LINE.finditer(text)}, time.time())
+                       {_product_token(m.group(2)).lower() for m in _UA_LINE.finditer(text)}, time.time())
+
+
+def _group_token(e: RobotsEntry, token: str) -> str:
+    """The name to ask protego with: the crawler's token when the file has a group for exactly it,
+    else "*" (the group every crawler without its own follows)."""
+    token = _product_token(token)
+    return token if token.lower() in e.agents else "*"
 
 
 class RobotsCache:
@@ -101,14 +123,13 @@ class RobotsCache:
             return RobotsDecision(False, "robots_unavailable", False)
         if e.state == "allow_all" or e.parser is None:
             return RobotsDecision(True, None, True)
-        allowed = e.parser.can_fetch(url, self.user_agent)
-        token = self.optout_token if self.optout_token.lower() in e.agents else "*"
-        training = e.parser.can_fetch(url, token) if self.optout_token else True
+        allowed = e.parser.can_fetch(url, _group_token(e, self.user_agent))
+        training = e.parser.can_fetch(url, _group_token(e, self.optout_token)) if self.optout_token else True
         return RobotsDecision(allowed, None if allowed else "robots", bool(allowed and training))
 
     def crawl_delay(self, url: str) -> float | None:
         e = self.entry(url)
         if e.parser is None:
             return None
-        d = e.parser.crawl_delay(self.user_agent)
+        d = e.parser.crawl_delay(_group_token(e, self.user_agent))
         return float(d) if d is not None else None

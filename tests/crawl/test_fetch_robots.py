@@ -40,6 +40,16 @@ def test_robots_groups_and_optout_token_matched_exactly():
     r.put(parse_robots("http://g.test", "User-agent: CiderBot\nAllow: /\n\nUser-agent: *\nDisallow: /\n"))
     d = r.decide("http://g.test/page.html")
     assert d.allowed and not d.training_allowed
+    # Tokens match exactly (RFC 9309), by product token: a group for "Cider" or "c" is another
+    # crawler's, not ours; "CiderBot/1.0" and "ciderbot-extended/2" name our two tokens.
+    for name in ("Cider", "c", "CiderBotNews"):
+        r.put(parse_robots("http://p.test", f"User-agent: *\nDisallow: /\n\nUser-agent: {name}\nAllow: /\n"))
+        assert r.decide("http://p.test/a.html").reason == "robots", name
+    r.put(parse_robots("http://v.test", "User-agent: CiderBot/1.0\nDisallow: /x/\nCrawl-delay: 3\n\n"
+                                        "User-agent: ciderbot-extended/2\r\nDisallow: /\r\n"))
+    assert r.decide("http://v.test/x/a.html").reason == "robots" and r.crawl_delay("http://v.test/") == 3.0
+    d = r.decide("http://v.test/a.html")
+    assert d.allowed and not d.training_allowed
 
 
 def test_robots_status_semantics(local_site):
@@ -132,6 +142,22 @@ def test_page_directives():
     assert robots_flags('<meta name="otherbot" content="noindex">', None) == (False, False)
     assert robots_flags("<p>x</p>", "noindex") == (True, False)
     assert robots_flags("<p>x</p>", "otherbot: noindex") == (False, False)
+    # X-Robots-Tag sent twice: both headers count (a dict of the response's headers kept only the last)
+    from urllib3._collections import HTTPHeaderDict
+
+    from crawl.fetch import KEEP_HEADERS, merged_headers
+    h = HTTPHeaderDict()
+    h.add("X-Robots-Tag", "noindex")
+    h.add("X-Robots-Tag", "otherbot: nofollow")
+    h.add("Link", "<a>; rel=x")
+    h.add("Link", "<b>; rel=y")
+    kept = merged_headers(h.items(), KEEP_HEADERS)
+    assert kept["link"] == "<a>; rel=x, <b>; rel=y"
+    assert robots_flags("<p>x</p>", kept["x-robots-tag"]) == (True, False)
+    h = HTTPHeaderDict()
+    h.add("X-Robots-Tag", "otherbot: noindex")
+    h.add("X-Robots-Tag", "nofollow")
+    assert robots_flags("<p>x</p>", merged_headers(h.items())["x-robots-tag"]) == (False, True)
 
 
 def test_private_addresses_refused_unless_allowed():
