@@ -67,6 +67,19 @@ class FetchResult:
         return self.skip is None
 
 
+def merged_headers(items, keep: tuple[str, ...] | None = None) -> dict[str, str]:
+    """(name, value) pairs of a response -> {lower-case name: value}, only the names in `keep` when
+    given. A header sent several times keeps every value: joined by ", " (HTTP's list syntax), but
+    X-Robots-Tag's by newlines, so that "noindex" in one header and "otherbot: nofollow" in the next
+    stay two rules (crawl/robots_meta.py reads a line per header; a plain dict kept only the last)."""
+    out: dict[str, str] = {}
+    for k, v in items:
+        k = k.lower()
+        if keep is None or k in keep:
+            out[k] = v if k not in out else out[k] + ("\n" if k == "x-robots-tag" else ", ") + v
+    return out
+
+
 def parse_retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -190,8 +203,7 @@ class Fetcher:
         complete = False  # only a fully read response may hand its connection back to the pool
         try:
             res.status = r.status
-            res.headers = {k.lower(): v for k, v in r.headers.items() if k.lower() in KEEP_HEADERS
-                           or k.lower() == "location"}
+            res.headers = merged_headers(r.headers.items(), KEEP_HEADERS + ("location",))
             res.content_type = r.headers.get("content-type", "")
             res.retry_after = parse_retry_after(r.headers.get("retry-after"))
             if r.status >= 300:

@@ -14,7 +14,7 @@ from corpus.schemas import compress_html, decompress_html
 from crawl.charset import decode_html, looks_binary
 from crawl.crawler import PAGE_HEADERS, now_iso
 from crawl.extract import extract_page
-from crawl.fetch import HTML_TYPES, PDF_TYPES, mime_of
+from crawl.fetch import HTML_TYPES, PDF_TYPES, merged_headers, mime_of
 from crawl.identity import BOT_TOKEN
 from crawl.pdf import pdf_page_row
 from crawl.robots_meta import robots_flags
@@ -68,7 +68,7 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
         skipped["binary_content"] += 1
         return None
     html, enc = decode_html(body, ctype)
-    headers = {k.lower(): v for k, v in (http.headers if http is not None else [])}
+    headers = merged_headers(http.headers if http is not None else [])
     noindex, nofollow = robots_flags(html, headers.get("x-robots-tag"), user_agent)
     ex = extract_page(html, url, fast=fast) if not noindex else None
     date = rec.rec_headers.get_header("WARC-Date") or now_iso()
@@ -101,7 +101,8 @@ def write_warc(path: str, pages: Iterator[dict[str, Any]]) -> int:
             if html is None:  # no stored HTML, or a column that inflates past the cap
                 continue
             body = html.encode("utf-8")  # stored decoded, as UTF-8
-            hdrs = [(h["name"], h["value"]) for h in (p.get("headers") or []) if h["name"] != "content-type"]
+            hdrs = [(h["name"], value) for h in (p.get("headers") or []) if h["name"] != "content-type"
+                    for value in h["value"].splitlines()]   # a header sent several times, one line each
             mime = mime_of(p.get("content_type") or "") or "text/html"
             hdrs.append(("Content-Type", f"{mime}; charset=utf-8"))  # the header outranks any old <meta charset>
             status = int(p.get("status") or 200)

@@ -24,10 +24,13 @@ def _make_warc(path):
             hdrs = StatusAndHeaders(status, [("Content-Type", ctype), *extra], protocol="HTTP/1.1")
             w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=hdrs))
 
-        resp("http://a.test/press.html", BODY.format(TEXT).encode(), "text/html; charset=utf-8")
+        resp("http://a.test/press.html", BODY.format(TEXT).encode(), "text/html; charset=utf-8",
+             extra=[("X-Robots-Tag", "otherbot: noindex"), ("X-Robots-Tag", "thirdbot: nofollow")])
         resp("http://a.test/legacy.html", BODY.format(LEGACY).encode("cp1252"), "text/html")
         resp("http://a.test/img.png", b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png")
-        resp("http://a.test/secret.html", BODY.format(TEXT).encode(), "text/html", extra=[("X-Robots-Tag", "noindex")])
+        # two X-Robots-Tag headers: the first's noindex is ours, the second aims at another crawler
+        resp("http://a.test/secret.html", BODY.format(TEXT).encode(), "text/html",
+             extra=[("X-Robots-Tag", "noindex"), ("X-Robots-Tag", "otherbot: nofollow")])
         resp("http://a.test/bin.html", bytes(range(256)) * 4, "text/html")
         w.write_record(w.create_warc_record("http://a.test/press.html", "request", payload=io.BytesIO(b"GET /")))
 
@@ -51,6 +54,10 @@ def test_warc_import_cli_and_roundtrip(tmp_path, capsys):
     assert write_warc(again, iter(rows.values())) == 2  # noindex pages keep no HTML
     back = {r["url"]: r for r in iter_warc_pages(again)}
     assert back["http://a.test/legacy.html"]["text"] == rows["http://a.test/legacy.html"]["text"]
+    press = rows["http://a.test/press.html"]
+    assert not press["robots_noindex"] and not press["robots_nofollow"]
+    assert back["http://a.test/press.html"]["headers"] == press["headers"]   # both X-Robots-Tag lines, again
+    assert {"name": "x-robots-tag", "value": "otherbot: noindex\nthirdbot: nofollow"} in press["headers"]
 
 
 def test_bad_warc_paths_are_one_line_errors(tmp_path, capsys):
