@@ -109,6 +109,62 @@ def _phrase_re(phrases: list[str]) -> re.Pattern | None:
     return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
 
 
+class PhraseCounter:
+    """`len(pattern.findall(text))` for the phrase regex, trying the regex only where a phrase's
+    first word occurs. The regex alone tries every phrase at every word start (a third of a µs per
+    character; most of this filter's time); the first words are found with str.find in the text
+    lower-cased, and a phrase can start nowhere else. That holds when lower-casing keeps every
+    character's position and the text has no character that the regex's case-insensitive matching
+    equates with a first-word character other than through lower() (the `ſ` of `s`, the `ı` of `i`:
+    Python's re/_casefix.py table; a capital sigma, which lower() reads by context); other texts
+    take the plain regex. Same counts, tested."""
+
+    def __init__(self, phrases: list[str]):
+        self.pattern = _phrase_re(phrases)
+        self.firsts = sorted({p.split()[0] for p in phrases})
+        fixes = _case_fixes()
+        odd = set()
+        for c in {ch for w in self.firsts for ch in w}:
+            for f in (fixes or {}).get(c, ()):
+                odd.update(t for t in {f, f.upper(), f.title()} if len(t) == 1 and t.lower() != c)
+            if c in "σς":
+                odd.add("Σ")   # str.lower() makes it ς at a word's end, σ elsewhere: by context
+        self.odd = re.compile("[" + "".join(map(re.escape, sorted(odd))) + "]") if odd else None
+        self.plain = fixes is None
+
+    def count(self, text: str) -> int:
+        if self.pattern is None:
+            return 0
+        low = text.lower()
+        if self.plain or len(low) != len(text) or (self.odd is not None and self.odd.search(text)):
+            return len(self.pattern.findall(text))
+        starts = set()
+        for w in self.firsts:
+            i = low.find(w)
+            while i >= 0:
+                starts.add(i)
+                i = low.find(w, i + 1)
+        n, end = 0, 0
+        for pos in sorted(starts):   # findall's scan, at the only positions where it can match
+            if pos < end:
+                continue
+            m = self.pattern.match(text, pos)
+            if m is not None:
+                n += 1
+                end = max(m.end(), pos + 1)
+        return n
+
+
+def _case_fixes() -> dict[str, tuple[str, ...]] | None:
+    """{lower-case character: the other characters re's IGNORECASE equates with it}; None if this
+    Python does not expose the table (PhraseCounter then always runs the plain regex)."""
+    try:
+        from re._casefix import _EXTRA_CASES  # noqa: PLC0415
+    except ImportError:
+        return None
+    return {chr(k): tuple(chr(v) for v in vs) for k, vs in _EXTRA_CASES.items()}
+
+
 class Safety(TextFilter):
     name = "safety"
     RANGES = {"unsafe_words": (0.0, 50.0), "unsafe_density": (0.0, 0.1), "unsafe_domain": (0.0, 1.0),
@@ -124,7 +180,7 @@ class Safety(TextFilter):
         self._vocab: dict[str, frozenset[str]] = {}
         self.words: dict[str, frozenset[str]] = {}
         self.substr: dict[str, re.Pattern] = {}
-        self.phrases: dict[str, re.Pattern] = {}
+        self.phrases: dict[str, PhraseCounter] = {}
         for lang, ts in terms.items():
             single = {t for t in ts if " " not in t}
             multi = sorted(t for t in ts if " " in t)
@@ -136,9 +192,8 @@ class Safety(TextFilter):
                 single = {t for t in single if _LATIN_ONLY.match(t)}
                 multi = [t for t in multi if _LATIN_ONLY.match(t)]
             self.words[lang] = frozenset(single)
-            pat = _phrase_re(multi)
-            if pat is not None:
-                self.phrases[lang] = pat
+            if multi:
+                self.phrases[lang] = PhraseCounter(multi)
         doms = [d.lower().strip(".") for d in (blocked_domains or [])]
         if blocked_domains_file:
             doms += [d.strip(".") for d in read_list(blocked_domains_file)]
@@ -181,7 +236,7 @@ class Safety(TextFilter):
         hits = sum(1 for w in words if w.lower() in vocab)
         for x in langs:
             if x in self.phrases:
-                hits += len(self.phrases[x].findall(doc.text))
+                hits += self.phrases[x].count(doc.text)
         if lang in self.substr:
             hits += len(self.substr[lang].findall(doc.text.lower()))
         s = {"unsafe_words": float(hits), "unsafe_density": hits / max(len(words), 1),

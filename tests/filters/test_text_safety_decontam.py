@@ -57,3 +57,27 @@ def test_decontamination_with_jsonl_and_text(tmp_path):
     txt = tmp_path / "eval.txt"
     txt.write_text(passage + "\n")
     assert Decontamination(eval_sets=[str(txt)]).eval_hashes == d.eval_hashes == ngram_hashes(passage, 13)
+
+
+def test_phrase_counter_counts_what_the_phrase_regex_finds():
+    """PhraseCounter tries the phrase regex only where a first word occurs; its counts must be the
+    regex's own, also for case variants re equates differently from str.lower() (ſ/s, ı/i, final
+    sigma), changed lengths (İ), word-boundary near misses and overlapping phrases."""
+    import random
+
+    from filters.safety import PhraseCounter
+    phrases = ["ball sack", "ball gag", "big black", "big black cock", "two girls one cup", "ısır bunu",
+               "σέξ σκηνή", "hot carl", "s ucks here"]
+    pc = PhraseCounter(phrases)
+    rng = random.Random(4)
+    junk = "ſıİIiSsΣσςᲀϵKk \n\t.,'’-abxyz"
+    texts = ["", "Ball  Sack and BALL\tGAG", "aball sack", "ball sacks", "big black cock, big black", "BİG BLACK",
+             "BALL ſACK", "ISIR BUNU", "Isır bunu", "ΣΈΞ ΣΚΗΝΉ", "ΣΈΞ σκηνή.", "two girls one cup" * 3]
+    for _ in range(3000):
+        ph = rng.choice(phrases)
+        v = "".join(c.upper() if rng.random() < 0.3 else c for c in ph).replace(" ", rng.choice([" ", "\n ", "\u00a0"]))
+        texts.append("".join(rng.choice(junk) for _ in range(rng.randrange(6))) + v
+                     + "".join(rng.choice(junk) for _ in range(rng.randrange(6))) + " " + rng.choice(phrases))
+    counts = [pc.count(t) for t in texts]
+    assert counts == [len(pc.pattern.findall(t)) for t in texts]
+    assert sum(c > 0 for c in counts) > 2000 and counts[1] == 2 and counts[2] == 0 and counts[4] == 2
