@@ -24,9 +24,13 @@ PLACEHOLDERS = {"email": "<EMAIL>", "phone": "<PHONE>", "ipv4": "<IP_ADDRESS>", 
                 "credit_card": "<CREDIT_CARD>", "ssn": "<SSN>", "iban": "<IBAN>"}
 
 EMAIL_RE = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.)+[A-Za-z]{2,24}\b")
-IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
-CARD_RE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
-SSN_RE = re.compile(r"(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])")
+# The next three open with the character they consume and test what precedes it after it (the
+# same matches as a leading look-behind, "\b[A-Z]{2}..." / "(?<![\d-])\d..."): re then skips ahead
+# to the next capital or digit instead of entering the look-behind at every position (2-4x faster).
+IBAN_RE = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+CARD_RE = re.compile(r"\d(?<![\d-]\d)(?:[ -]?\d){12,18}(?![\d-])")
+SSN_RE = re.compile(r"(\d{3})(?<![\d-]\d{3})-(\d{2})-(\d{4})(?![\d-])")
+_DIGIT = re.compile(r"\d")
 IPV6_RE = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
 PHONE_RE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]\d{1,4}){1,5}"
                       r"|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4}"
@@ -113,11 +117,12 @@ def find_pii(text: str, stats: Counter | None = None) -> list[tuple[int, int, st
         ends.insert(i, b)
         spans.append((a, b, kind))
 
-    for m in EMAIL_RE.finditer(text):
-        add(m.start(), m.end(), "email")
+    if "@" in text:
+        for m in EMAIL_RE.finditer(text):
+            add(m.start(), m.end(), "email")
     for a, b in spelled_emails(text):  # "jane at example dot org", pipermail's "jane at example.org"
         add(a, b, "email")
-    if any(c.isdigit() for c in text):
+    if _DIGIT.search(text):
         for m in IBAN_RE.finditer(text):
             if iban_ok(m.group(0)):
                 add(m.start(), m.end(), "iban")
