@@ -22,6 +22,7 @@ On 12,000 Debian documentation documents (read while the rules were written) the
 """
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterator
 
@@ -34,8 +35,10 @@ _SPELLED_DOT = re.compile(r"\s|[(\[{<]")
 _LABELS = re.compile(_DOT)
 _ATTRIBUTION = re.compile(r"\s*[>)\]]?\s*,?\s*(?:wrote|writes|said|a écrit|schrieb|escribió|scrisse|schreef|"
                           r"написал)\b", re.I)
-_HEADER = re.compile(r"^\s*(?:>\s*)*(?:From|To|Cc|Bcc|Reply-To|Sender|Author|Authors|Contact|Maintainer|"
-                     r"Maintainers|Uploaders|E-?mail|Mail)\s*:", re.I)
+_HEADER = re.compile(r"\s*(?:>\s*)*(?:From|To|Cc|Bcc|Reply-To|Sender|Author|Authors|Contact|Maintainer|"
+                     r"Maintainers|Uploaders|E-?mail|Mail)\s*:", re.I)   # at a line's start (match at it)
+_BLANKISH = re.compile(r"[ \t<>]*")
+_NEWLINE = re.compile(r"\n")
 _ODD_LOCAL = re.compile(r"[0-9._%+-]")
 # "worked at a dot com", "money at the dot com boom": prose, not a host
 _NOT_A_HOST = frozenset("a an the this that these those my our your his her their its one some any every each no"
@@ -77,6 +80,7 @@ def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
     address rewritten so: there, every plain `name at domain.tld` is one."""
     plain: list[tuple[int, int, str]] = []   # plain-at candidates without evidence of their own
     archived = False
+    lines = _Lines(text)
     for m in _separators(text):
         local = _LOCAL_BEFORE.search(text, max(0, m.start() - 64), m.start())
         if local is None:
@@ -101,7 +105,7 @@ def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
             if not (any(c.islower() for c in name) or _ODD_LOCAL.search(name)):
                 continue   # "AVAILABLE AT PYTHON.ORG": a shouted heading
         else:
-            evidence = _plain_at_evidence(text, local.start(1), dom.end(), name)
+            evidence = _plain_at_evidence(text, local.start(1), dom.end(), name, lines)
             if evidence is None:
                 plain.append((local.start(1), dom.end(), name))
                 continue
@@ -113,7 +117,29 @@ def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
                 yield start, end
 
 
-def _plain_at_evidence(text: str, start: int, end: int, name: str) -> str | None:
+class _Lines:
+    """What _plain_at_evidence needs of the line a candidate sits on, found once per line: reading
+    the line per candidate cost the square of its length on a long line of "x at y.org"."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts: list[int] | None = None
+        self.memo: dict[int, tuple[int, int]] = {}
+
+    def facts(self, pos: int) -> tuple[int, int]:
+        """(end of a mail-header prefix at the start of `pos`'s line, or -1; where the line's first
+        character other than space, tab, '<' or '>' is)."""
+        if self.starts is None:
+            self.starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+        ls = self.starts[bisect.bisect_right(self.starts, pos) - 1]
+        if ls not in self.memo:
+            m = _HEADER.match(self.text, ls)
+            header_end = m.end() if m is not None and "\n" not in self.text[ls:m.end()] else -1
+            self.memo[ls] = (header_end, _BLANKISH.match(self.text, ls).end())
+        return self.memo[ls]
+
+
+def _plain_at_evidence(text: str, start: int, end: int, name: str, lines: _Lines) -> str | None:
     """The evidence a plain `name at domain.tld` needs (module docstring): "archive" for the two
     shapes an archiver's rewrite leaves (angle brackets, a reply attribution), "address" for the
     others, None without any."""
@@ -123,10 +149,9 @@ def _plain_at_evidence(text: str, start: int, end: int, name: str) -> str | None
         return "archive"
     if _ODD_LOCAL.search(name):
         return "address"
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    if _HEADER.match(text[line_start:start]):
+    header_end, first_text = lines.facts(start)
+    if 0 <= header_end <= start:   # a mail header line ("From:", "Cc:" ...) holds it
         return "address"
-    alone = not text[line_start:start].strip(" \t<>") and not text[end:line_end].strip(" \t<>")
+    after = _BLANKISH.match(text, end).end()
+    alone = first_text >= start and (after == len(text) or text[after] == "\n")
     return "address" if alone and not any(c.isupper() for c in text[start:end]) else None  # a signature line
