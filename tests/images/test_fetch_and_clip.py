@@ -128,10 +128,36 @@ def test_default_checkpoint_is_trained_once_and_cached(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CIDERMILL_CACHE", str(tmp_path / "cache"))
     logs = []
-    path = default_clip_checkpoint(synth_caption_pairs, n=40, steps=2, log=logs.append)
+    path = default_clip_checkpoint(synth_caption_pairs, n=160, steps=30, log=logs.append)  # enough to learn
     assert path.startswith(str(tmp_path / "cache")) and os.path.isfile(path)
     assert read_metadata(path)["model_name"] == "cidermill-tiny-clip"
     assert checkpoint_threshold(path) is not None and os.path.exists(path + ".metrics.json")
     mtime = os.path.getmtime(path)
-    assert default_clip_checkpoint(synth_caption_pairs, n=40, steps=2, log=logs.append) == path and os.path.getmtime(path) == mtime
+    assert default_clip_checkpoint(synth_caption_pairs, n=160, steps=30, log=logs.append) == path and os.path.getmtime(path) == mtime
     assert sum("training the default CLIP scorer" in m for m in logs) == 1
+    # a cached scorer whose metrics say it never learned (NaN, as a diverged run once cached) is retrained
+    import json
+    with open(path + ".metrics.json") as f:
+        m = json.load(f)
+    m["after"]["roc_auc_matched_vs_shuffled"] = float("nan")
+    with open(path + ".metrics.json", "w") as f:
+        json.dump(m, f)
+    assert default_clip_checkpoint(synth_caption_pairs, n=160, steps=30, log=logs.append) == path
+    assert sum("training the default CLIP scorer" in m for m in logs) == 2
+    with open(path + ".metrics.json") as f:
+        assert json.load(f)["after"]["roc_auc_matched_vs_shuffled"] > 0.6
+
+
+def test_diverging_clip_training_is_an_error_not_a_nan_checkpoint(tmp_path):
+    """A step with a non-finite loss or gradient is skipped (clipping an infinite gradient norm made
+    every weight NaN); when most steps diverge the run stops with an error and writes nothing,
+    instead of a checkpoint that scores every pair NaN."""
+    from corpus.errors import CidermillError
+    from training.clip.toy_pairs import write_toy_pairs
+    from training.clip.train import train_clip
+
+    write_toy_pairs(str(tmp_path / "p"), 80, seed=0, overwrite=True)
+    out = str(tmp_path / "c.safetensors")
+    with pytest.raises(CidermillError, match="diverged"):
+        train_clip(str(tmp_path / "p"), out, steps=12, lr=1e4, batch_size=32, warmup=1, log=None)
+    assert not os.path.exists(out) and not os.path.exists(out + ".metrics.json")

@@ -17,6 +17,7 @@ import numpy as np
 import open_clip
 import torch
 
+from corpus.errors import CidermillError
 from training.clip.data import load_split
 from training.clip.metrics import retrieval_metrics
 from training.clip.model import DEFAULT_MODEL, build, save_checkpoint
@@ -81,13 +82,16 @@ def train_clip(pairs_dirs: str | Sequence[str], out_path: str, steps: int = 300,
             f"{f', {split.skipped} undecodable skipped' if split.skipped else ''}; {steps} steps of {batch_size}")
     before = evaluate(model, split.held_images, split.held_texts, seed)
     bs = min(batch_size, n)
-    losses = _train(model, split, steps, bs, lr, weight_decay, warmup, seed, log)
+    losses, skipped = _train(model, split, steps, bs, lr, weight_decay, warmup, seed, log)
+    if skipped > steps // 4 or not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        raise CidermillError(f"CLIP training diverged: {skipped} of {steps} steps had a non-finite loss or "
+                             f"gradient (lr {lr}); no checkpoint written. Try a lower --lr")
     after = evaluate(model, split.held_images, split.held_texts, seed)
     head = losses[: max(1, min(10, len(losses)))]
     tail = losses[-max(1, min(10, len(losses))):]
     result: dict[str, Any] = {
         "model": model_name, "steps": steps, "batch_size": bs, "seed": seed, "lr": lr,
-        "train_pairs": n, "heldout_pairs": len(split.held_ids), "skipped": split.skipped,
+        "train_pairs": n, "heldout_pairs": len(split.held_ids), "skipped": split.skipped, "skipped_steps": skipped,
         "before": before, "after": after,
         "loss_first": float(np.mean(head)) if losses else None, "loss_last": float(np.mean(tail)) if losses else None,
         "inputs": [os.path.abspath(d) for d in dirs], "seconds": round(time.time() - t0, 1),
@@ -114,9 +118,13 @@ def _optimizer(model, lr: float, weight_decay: float) -> torch.optim.AdamW:
 
 
 def _train(model, split, steps: int, bs: int, lr: float, weight_decay: float, warmup: int, seed: int,
-           log: Callable[[str], None] | None) -> list[float]:
+           log: Callable[[str], None] | None) -> tuple[list[float], int]:
     """`steps` optimiser steps on batches of `bs` training pairs, each epoch in a fresh seeded
-    order; the loss of every step. The logit scale stays within CLIP's clamp (at most 100)."""
+    order -> (the loss of every step applied, how many steps were skipped). The logit scale stays
+    within CLIP's clamp (at most 100). A step whose loss or gradient norm is not finite changes
+    nothing: clipping an infinite norm scales every gradient by 0 * inf, which made every weight
+    NaN (seen once in a run of the default scorer's training; its checkpoint then scored every
+    pair NaN, and `cidermill images` kept none)."""
     opt = _optimizer(model, lr, weight_decay)
     loss_fn = open_clip.ClipLoss()
     rng = np.random.default_rng(seed)
@@ -124,6 +132,7 @@ def _train(model, split, steps: int, bs: int, lr: float, weight_decay: float, wa
     order = rng.permutation(n)
     pos = 0
     losses: list[float] = []
+    skipped = 0
     model.train()
     for step in range(steps):
         if pos + bs > n:
@@ -135,12 +144,19 @@ def _train(model, split, steps: int, bs: int, lr: float, weight_decay: float, wa
         img_f, txt_f, scale = model(split.train_images[idx], split.train_texts[idx])[:3]
         loss = loss_fn(img_f, txt_f, scale)
         opt.zero_grad(set_to_none=True)
+        if not torch.isfinite(loss):
+            skipped += 1
+            continue
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if not torch.isfinite(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)):
+            opt.zero_grad(set_to_none=True)
+            skipped += 1
+            continue
         opt.step()
         with torch.no_grad():
             model.logit_scale.clamp_(0, math.log(100))
         losses.append(float(loss.detach()))
         if log and (step + 1) % max(1, steps // 10) == 0:
-            log(f"train-clip: step {step + 1}/{steps} loss {np.mean(losses[-max(1, steps // 10):]):.4f}")
-    return losses
+            log(f"train-clip: step {step + 1}/{steps} loss {np.mean(losses[-max(1, steps // 10):]):.4f}"
+                + (f" ({skipped} steps skipped: non-finite)" if skipped else ""))
+    return losses, skipped
