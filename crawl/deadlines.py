@@ -25,8 +25,7 @@ class Watchdog:
     def __init__(self):
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int]] = []
-        self._socks: dict[int, list[socket.socket]] = {}   # armed token -> its sockets
-        self._deadline: dict[int, float] = {}
+        self._armed: dict[int, tuple[float, list[socket.socket]]] = {}   # token -> (deadline, its sockets)
         self._fired: set[int] = set()
         self._tokens = itertools.count(1)
         self._local = threading.local()
@@ -37,10 +36,10 @@ class Watchdog:
         token = next(self._tokens)
         with self._cond:
             self._start_thread()
-            self._deadline[token] = deadline
-            self._socks[token] = []
+            self._armed[token] = (deadline, [])
             heapq.heappush(self._heap, (deadline, token))
-            self._cond.notify()
+            if self._heap[0][1] == token:   # the new earliest deadline: the thread sleeps until a later one
+                self._cond.notify()
         self._local.token = token
         return token
 
@@ -50,10 +49,11 @@ class Watchdog:
         if sock is None or token is None:
             return
         with self._cond:
-            if token not in self._deadline:
+            if token not in self._armed:
                 return
-            self._socks[token].append(sock)
-            overdue = time.monotonic() >= self._deadline[token]
+            deadline, socks = self._armed[token]
+            socks.append(sock)
+            overdue = time.monotonic() >= deadline
         if overdue:
             self._fire(token)
 
@@ -62,8 +62,7 @@ class Watchdog:
         if getattr(self._local, "token", None) == token:
             self._local.token = None
         with self._cond:
-            self._deadline.pop(token, None)
-            self._socks.pop(token, None)
+            self._armed.pop(token, None)
             fired = token in self._fired
             self._fired.discard(token)
         return fired
@@ -74,8 +73,9 @@ class Watchdog:
 
     def _fire(self, token: int) -> None:
         with self._cond:
-            socks = list(self._socks.get(token, ()))
-            if token in self._deadline:
+            armed = self._armed.get(token)
+            socks = list(armed[1]) if armed else []
+            if armed:
                 self._fired.add(token)
         for s in socks:
             try:  # the plain socket's shutdown, also under TLS: the reader thread keeps its SSL object
@@ -94,7 +94,7 @@ class Watchdog:
         while True:
             with self._cond:
                 while True:
-                    while self._heap and self._heap[0][1] not in self._deadline:
+                    while self._heap and self._heap[0][1] not in self._armed:
                         heapq.heappop(self._heap)   # disarmed in time
                     now = time.monotonic()
                     if self._heap and self._heap[0][0] <= now:

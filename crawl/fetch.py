@@ -230,9 +230,6 @@ class Fetcher:
                 if size > cfg.max_bytes:
                     res.skip, res.detail = "too_large", f">{cfg.max_bytes} bytes"
                     return res
-                if time.monotonic() - t0 > cfg.total_timeout:
-                    res.skip, res.detail = "timeout", f"body slower than {cfg.total_timeout}s"
-                    return res
             res.body = b"".join(chunks)
             complete = True
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
