@@ -63,10 +63,15 @@ def parse_robots(origin: str, text: str, status: int = 200) -> RobotsEntry:
     A group applies to a crawler only when its token equals the crawler's, case-insensitively
     (RobotsCache.decide): protego alone also applies a group whose name starts the crawler's
     ("Cider" or "c" for CiderBot), and matched no group written with a version ("CiderBot/1.0")."""
-    text = text[:MAX_ROBOTS_BYTES].replace("\r\n", "\n").replace("\r", "\n")
-    text = _UA_LINE.sub(lambda m: m.group(1) + _product_token(m.group(2)), text)
-    return RobotsEntry(origin, "parsed", status, Protego.parse(text),
-                       {_product_token(m.group(2)).lower() for m in _UA_LINE.finditer(text)}, time.time())
+    agents: set[str] = set()
+
+    def product_line(m: re.Match) -> str:
+        token = _product_token(m.group(2))
+        agents.add(token.lower())
+        return m.group(1) + token
+
+    text = _UA_LINE.sub(product_line, text[:MAX_ROBOTS_BYTES].replace("\r\n", "\n").replace("\r", "\n"))
+    return RobotsEntry(origin, "parsed", status, Protego.parse(text), agents, time.time())
 
 
 def _group_token(e: RobotsEntry, token: str) -> str:
