@@ -17,7 +17,8 @@ from collections import Counter
 
 from filters.base import Doc, TextFilter
 from filters.pii_email_spelled import spelled_emails
-from filters.pii_ipv4 import BORDERLINE, IPV4_RE, IPV4_THRESHOLD, TextLines, ipv4_score
+from filters.pii_ipv4 import BORDERLINE, IPV4_RE, IPV4_THRESHOLD, ipv4_score
+from filters.text_lines import TextLines
 from filters.words import split_words
 
 PLACEHOLDERS = {"email": "<EMAIL>", "phone": "<PHONE>", "ipv4": "<IP_ADDRESS>", "ipv6": "<IP_ADDRESS>",
@@ -120,7 +121,8 @@ def find_pii(text: str, stats: Counter | None = None) -> list[tuple[int, int, st
     if "@" in text:
         for m in EMAIL_RE.finditer(text):
             add(m.start(), m.end(), "email")
-    for a, b in spelled_emails(text):  # "jane at example dot org", pipermail's "jane at example.org"
+    lines = TextLines(text)   # one line index for every detector (scanned only when one asks)
+    for a, b in spelled_emails(text, lines):  # "jane at example dot org", pipermail's "jane at example.org"
         add(a, b, "email")
     if _DIGIT.search(text):
         for m in IBAN_RE.finditer(text):
@@ -132,9 +134,7 @@ def find_pii(text: str, stats: Counter | None = None) -> list[tuple[int, int, st
         for m in SSN_RE.finditer(text):
             if ssn_ok(*m.groups()):
                 add(m.start(), m.end(), "ssn")
-        lines = None   # the text's line starts, found at its first dotted quad
         for m in IPV4_RE.finditer(text):
-            lines = lines or TextLines(text)
             score = ipv4_score(text, m, lines)
             if stats is not None and abs(score - IPV4_THRESHOLD) < BORDERLINE:
                 stats["ipv4_borderline"] += 1

@@ -22,9 +22,10 @@ On 12,000 Debian documentation documents (read while the rules were written) the
 """
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Iterator
+
+from filters.text_lines import TextLines
 
 # "at" between local part and domain: bracketed, or a word
 _AT = re.compile(r"\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+(?:at|AT)\s+")
@@ -38,7 +39,6 @@ _ATTRIBUTION = re.compile(r"\s*[>)\]]?\s*,?\s*(?:wrote|writes|said|a écrit|schr
 _HEADER = re.compile(r"\s*(?:>\s*)*(?:From|To|Cc|Bcc|Reply-To|Sender|Author|Authors|Contact|Maintainer|"
                      r"Maintainers|Uploaders|E-?mail|Mail)\s*:", re.I)   # at a line's start (match at it)
 _BLANKISH = re.compile(r"[ \t<>]*")
-_NEWLINE = re.compile(r"\n")
 _ODD_LOCAL = re.compile(r"[0-9._%+-]")
 # "worked at a dot com", "money at the dot com boom": prose, not a host
 _NOT_A_HOST = frozenset("a an the this that these those my our your his her their its one some any every each no"
@@ -74,13 +74,14 @@ def _separators(text: str) -> list[re.Match]:
     return [seen[k] for k in sorted(seen)]
 
 
-def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
+def spelled_emails(text: str, lines: TextLines | None = None) -> Iterator[tuple[int, int]]:
     """(start, end) of each spelled-out address in `text`. A document that writes one
     address the archiver's way (`<jane at example.org>` in brackets, or before `wrote:`) had every
-    address rewritten so: there, every plain `name at domain.tld` is one."""
+    address rewritten so: there, every plain `name at domain.tld` is one. `lines`: the text's line
+    index, shared with the other detectors (filters/pii.py)."""
     plain: list[tuple[int, int, str]] = []   # plain-at candidates without evidence of their own
     archived = False
-    lines = _Lines(text)
+    lines = lines or TextLines(text)
     for m in _separators(text):
         local = _LOCAL_BEFORE.search(text, max(0, m.start() - 64), m.start())
         if local is None:
@@ -117,29 +118,20 @@ def spelled_emails(text: str) -> Iterator[tuple[int, int]]:
                 yield start, end
 
 
-class _Lines:
-    """What _plain_at_evidence needs of the line a candidate sits on, found once per line: reading
-    the line per candidate cost the square of its length on a long line of "x at y.org"."""
+def _line_facts(lines: TextLines, pos: int) -> tuple[int, int]:
+    """(end of a mail-header prefix at the start of `pos`'s line, or -1; where the line's first
+    character other than space, tab, '<' or '>' is), worked out once per line."""
+    ls = lines.starts[lines.line_of(pos)]
 
-    def __init__(self, text: str):
-        self.text = text
-        self.starts: list[int] | None = None
-        self.memo: dict[int, tuple[int, int]] = {}
+    def facts() -> tuple[int, int]:
+        m = _HEADER.match(lines.text, ls)
+        header_end = m.end() if m is not None and "\n" not in lines.text[ls:m.end()] else -1
+        return header_end, _BLANKISH.match(lines.text, ls).end()
 
-    def facts(self, pos: int) -> tuple[int, int]:
-        """(end of a mail-header prefix at the start of `pos`'s line, or -1; where the line's first
-        character other than space, tab, '<' or '>' is)."""
-        if self.starts is None:
-            self.starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
-        ls = self.starts[bisect.bisect_right(self.starts, pos) - 1]
-        if ls not in self.memo:
-            m = _HEADER.match(self.text, ls)
-            header_end = m.end() if m is not None and "\n" not in self.text[ls:m.end()] else -1
-            self.memo[ls] = (header_end, _BLANKISH.match(self.text, ls).end())
-        return self.memo[ls]
+    return lines.once(("spelled-address line", ls), facts)
 
 
-def _plain_at_evidence(text: str, start: int, end: int, name: str, lines: _Lines) -> str | None:
+def _plain_at_evidence(text: str, start: int, end: int, name: str, lines: TextLines) -> str | None:
     """The evidence a plain `name at domain.tld` needs (module docstring): "archive" for the two
     shapes an archiver's rewrite leaves (angle brackets, a reply attribution), "address" for the
     others, None without any."""
@@ -149,7 +141,7 @@ def _plain_at_evidence(text: str, start: int, end: int, name: str, lines: _Lines
         return "archive"
     if _ODD_LOCAL.search(name):
         return "address"
-    header_end, first_text = lines.facts(start)
+    header_end, first_text = _line_facts(lines, start)
     if 0 <= header_end <= start:   # a mail header line ("From:", "Cc:" ...) holds it
         return "address"
     after = _BLANKISH.match(text, end).end()

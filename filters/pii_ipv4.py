@@ -24,6 +24,8 @@ from __future__ import annotations
 import bisect
 import re
 
+from filters.text_lines import TextLines
+
 # "(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}..." written to open with the digit it consumes (same matches;
 # re skips ahead to digits instead of testing the look-behind at every position)
 IPV4_RE = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?![\w]|\.\d)")
@@ -64,71 +66,47 @@ _GIT_SIG_BEFORE = re.compile(r"(?:^|\n)(?:> ?)*--(?: |=20)?\n(?:> ?)*$")
 
 LINE_WINDOW = 240   # characters of a quad's own line read before it: the rules need only the line's tail
 HEADER_FOLDS = 64   # folded continuation lines walked back to find the header field a quad sits in
-_NEWLINE = re.compile(r"\n")
 _COLON = re.compile(r":")
 _HEADER_NAME = re.compile(r"([A-Za-z][A-Za-z0-9-]{0,60}):")
 _BLANK = re.compile(r"\s*")
 
 
-class TextLines:
-    """Where the lines of one text start, found once per text. Each dotted quad then finds its line
-    by bisection and reads at most LINE_WINDOW characters of it, and each line's header field is
-    worked out once: reading the whole line per quad made a long line of addresses (a block list on
-    one line, a release history) cost the square of its length."""
+def _colon_between(lines: TextLines, lo: int, hi: int) -> bool:
+    """A ':' at some position in [lo, hi) of the text (its colons found once)."""
+    colons = lines.once("colons", lambda: [m.start() for m in _COLON.finditer(lines.text)])
+    i = bisect.bisect_left(colons, lo)
+    return i < len(colons) and colons[i] < hi
 
-    def __init__(self, text: str):
-        self.text = text
-        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
-        self.colons = [m.start() for m in _COLON.finditer(text)]
-        self._fields: dict[int, str | None] = {}
 
-    def line_of(self, pos: int) -> int:
-        return bisect.bisect_right(self.starts, pos) - 1
-
-    def colon_between(self, lo: int, hi: int) -> bool:
-        """A ':' at some position in [lo, hi)."""
-        i = bisect.bisect_left(self.colons, lo)
-        return i < len(self.colons) and self.colons[i] < hi
-
-    def _end(self, k: int) -> int:
-        """Where line k's text ends (its newline, or the end of the text)."""
-        return self.starts[k + 1] - 1 if k + 1 < len(self.starts) else len(self.text)
-
-    def field(self, k: int) -> str | None:
-        """The mail header field of line k (_field), once per line."""
-        if k not in self._fields:
-            self._fields[k] = self._field(k)
-        return self._fields[k]
-
-    def _field(self, k: int) -> str | None:
-        """The mail header field holding line k (folded lines included), when the line is in a header
-        block: a run of `Name: value` lines at the start of the text or after an mbox `From ` line /
-        blank line."""
-        text, starts = self.text, self.starts
-        folds = 0
-        while k > 0 and text[starts[k]:starts[k] + 1] in (" ", "\t") and folds < HEADER_FOLDS:
-            k -= 1   # a folded continuation: walk back to its field
-            folds += 1
-        ls = starts[k]
-        m = _HEADER_NAME.match(text[ls:ls + 64])
-        if not m:
-            return None
-        # the line above must be another header line, a mbox separator, or the start of the text
-        if ls - 1 <= 0:
-            return m.group(1).lower()
-        ps, prev_end = starts[k - 1], ls - 1
-        prev = text[ps:min(prev_end, ps + 64)]   # enough for the three tests below
-        if prev.startswith("From ") or _HEADER_NAME.match(prev) or prev[:1] in (" ", "\t"):
-            return m.group(1).lower()
-        if _BLANK.match(text, ps, prev_end).end() == prev_end:   # a blank line above: after a mbox `From ` line?
-            if ps == 0:
-                return m.group(1).lower()
-            j = k - 2
-            while j >= 0 and self._end(j) == starts[j]:   # empty lines
-                j -= 1
-            if j >= 0 and text.startswith("From ", starts[j], self._end(j)):
-                return m.group(1).lower()
+def _field(lines: TextLines, k: int) -> str | None:
+    """The mail header field holding line k (folded lines included), when the line is in a header
+    block: a run of `Name: value` lines at the start of the text or after an mbox `From ` line /
+    blank line."""
+    text, starts = lines.text, lines.starts
+    folds = 0
+    while k > 0 and text[starts[k]:starts[k] + 1] in (" ", "\t") and folds < HEADER_FOLDS:
+        k -= 1   # a folded continuation: walk back to its field
+        folds += 1
+    ls = starts[k]
+    m = _HEADER_NAME.match(text[ls:ls + 64])
+    if not m:
         return None
+    # the line above must be another header line, a mbox separator, or the start of the text
+    if ls - 1 <= 0:
+        return m.group(1).lower()
+    ps, prev_end = starts[k - 1], ls - 1
+    prev = text[ps:min(prev_end, ps + 64)]   # enough for the three tests below
+    if prev.startswith("From ") or _HEADER_NAME.match(prev) or prev[:1] in (" ", "\t"):
+        return m.group(1).lower()
+    if _BLANK.match(text, ps, prev_end).end() == prev_end:   # a blank line above: after a mbox `From ` line?
+        if ps == 0:
+            return m.group(1).lower()
+        j = k - 2
+        while j >= 0 and lines.end(j) == starts[j]:   # empty lines
+            j -= 1
+        if j >= 0 and text.startswith("From ", starts[j], lines.end(j)):
+            return m.group(1).lower()
+    return None
 
 
 def octets_ok(quad: str) -> bool:
@@ -138,7 +116,9 @@ def octets_ok(quad: str) -> bool:
 
 def ipv4_score(text: str, m: re.Match, lines: TextLines | None = None) -> float:
     """Evidence that the dotted quad `m` (from IPV4_RE) is an IPv4 address: > 0 address, <= 0 not.
-    `lines`: the text's TextLines, when several quads of one text are scored (filters/pii.py).
+    `lines`: the text's line index (filters/text_lines.py), when several matches of one text are
+    scored (filters/pii.py): each quad finds its line by bisection, each line's header field is
+    worked out once.
     A quad's line is read back LINE_WINDOW characters at most: on a longer line, a tail of that many
     blank characters before the quad counts as the line's start."""
     quad = m.group(0)
@@ -163,7 +143,8 @@ def ipv4_score(text: str, m: re.Match, lines: TextLines | None = None) -> float:
                          or re.search(r"[\d!+-]", word) is not None or head.endswith("("))
 
     # -- header knowledge
-    field = lines.field(k) if lines.colon_between(max(0, line_start - 2000), a + 1) else None
+    field = (lines.once(("header field", k), lambda: _field(lines, k))
+             if _colon_between(lines, max(0, line_start - 2000), a + 1) else None)
     if field is not None:
         if re.fullmatch(SOFTWARE_FIELDS, field):
             score -= 3.0
