@@ -7,7 +7,8 @@ records; `pick_record` chooses one deterministically (a usable one first, then t
 WARC-Date, then the body hash). Non-2xx statuses and oversized bodies become the same
 `fetch_*` reasons as a live fetch; `X-Robots-Tag: noindex` (or one aimed at our opt-out token)
 marks the image as not for training. The archived site's robots.txt is unknown here, as for pages
-imported from WARC (crawl/warc.py). Corrupt archives are counted, never raised.
+imported from WARC (crawl/warc.py). Corrupt records are counted, never raised, and reading resumes
+at the next record (crawl/warc_records.py).
 """
 from __future__ import annotations
 
@@ -15,12 +16,11 @@ import hashlib
 from collections import Counter
 from typing import Any, Iterable, Iterator
 
-from warcio.archiveiterator import ArchiveIterator
-
 from crawl.fetch import HTML_TYPES, mime_of
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from crawl.robots_meta import robots_flags
 from crawl.urls import try_canonicalize
+from crawl.warc_records import warc_records
 
 R_NOT_IN_WARC = "image_not_in_warc"
 MAX_RECORD_BYTES = 20 * 1024 * 1024
@@ -40,40 +40,45 @@ def url_key(url: str) -> str | None:
 def iter_warc_images(path: str, user_agent: str = BOT_TOKEN, optout_token: str = OPTOUT_TOKEN,
                      max_bytes: int = MAX_RECORD_BYTES, skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """Record dicts {url, status, content_type, body, date, training_allowed, reason, detail}."""
-
-
     skipped = skipped if skipped is not None else Counter()
     with open(path, "rb") as f:
-        try:
-            for rec in ArchiveIterator(f):
-                if rec.rec_type not in ("response", "resource"):
-                    skipped[f"warc_{rec.rec_type}"] += 1
-                    continue
-                url = url_key(rec.rec_headers.get_header("WARC-Target-URI") or "")
-                if url is None:
-                    skipped["invalid_url"] += 1
-                    continue
-                http = rec.http_headers if rec.rec_type == "response" else None
-                status = int(http.get_statuscode() or 0) if http is not None else 200
-                ctype = ((http.get_header("Content-Type") if http is not None
-                          else rec.rec_headers.get_header("Content-Type")) or "")
-                mime = mime_of(ctype)
-                if mime in HTML_TYPES or (200 <= status < 300 and mime in NOT_IMAGES):
-                    skipped["not_an_image_type"] += 1   # not worth carrying to the join with the pages' srcs
-                    continue
-                body = rec.content_stream().read(max_bytes + 1)
-                reason, detail = None, ""
-                if not 200 <= status < 300:
-                    reason, body = f"fetch_http_{status}", b""
-                elif len(body) > max_bytes:
-                    reason, detail, body = "fetch_too_large", f">{max_bytes} bytes", b""
-                xrt = http.get_header("X-Robots-Tag") if http is not None else None
-                allowed = not (robots_flags(None, xrt, user_agent)[0] or robots_flags(None, xrt, optout_token)[0])
-                yield {"url": url, "status": status, "content_type": ctype, "body": body,
-                       "date": rec.rec_headers.get_header("WARC-Date") or "", "training_allowed": allowed,
-                       "reason": reason, "detail": detail}
-        except Exception as e:  # noqa: BLE001  (truncated or corrupt archive: keep what was read)
-            skipped[f"warc_corrupt:{type(e).__name__}"] += 1
+        for rec in warc_records(f, skipped):
+            if rec.rec_type not in ("response", "resource"):
+                skipped[f"warc_{rec.rec_type}"] += 1
+                continue
+            try:
+                record = _image_record(rec, user_agent, optout_token, max_bytes, skipped)
+            except Exception as e:  # noqa: BLE001  (one malformed record: counted, the next one is read)
+                skipped[f"warc_bad_record:{type(e).__name__}"] += 1
+                continue
+            if record is not None:
+                yield record
+
+
+def _image_record(rec, user_agent: str, optout_token: str, max_bytes: int, skipped: Counter) -> dict[str, Any] | None:
+    url = url_key(rec.rec_headers.get_header("WARC-Target-URI") or "")
+    if url is None:
+        skipped["invalid_url"] += 1
+        return None
+    http = rec.http_headers if rec.rec_type == "response" else None
+    status = int(http.get_statuscode() or 0) if http is not None else 200
+    ctype = ((http.get_header("Content-Type") if http is not None
+              else rec.rec_headers.get_header("Content-Type")) or "")
+    mime = mime_of(ctype)
+    if mime in HTML_TYPES or (200 <= status < 300 and mime in NOT_IMAGES):
+        skipped["not_an_image_type"] += 1   # not worth carrying to the join with the pages' srcs
+        return None
+    body = rec.content_stream().read(max_bytes + 1)
+    reason, detail = None, ""
+    if not 200 <= status < 300:
+        reason, body = f"fetch_http_{status}", b""
+    elif len(body) > max_bytes:
+        reason, detail, body = "fetch_too_large", f">{max_bytes} bytes", b""
+    xrt = http.get_header("X-Robots-Tag") if http is not None else None
+    allowed = not (robots_flags(None, xrt, user_agent)[0] or robots_flags(None, xrt, optout_token)[0])
+    return {"url": url, "status": status, "content_type": ctype, "body": body,
+            "date": rec.rec_headers.get_header("WARC-Date") or "", "training_allowed": allowed,
+            "reason": reason, "detail": detail}
 
 
 def pick_record(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:

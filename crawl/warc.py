@@ -2,7 +2,8 @@
 and a crawl can keep what it fetched as WARC response records.
 
 Reading keeps `response` records with an HTML content type; everything else (requests, metadata,
-images, broken records) is counted and skipped, never raised.
+images, broken records) is counted and skipped, never raised. A corrupt record costs that record
+only: reading resumes at the next one (crawl/warc_records.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from crawl.identity import BOT_TOKEN
 from crawl.pdf import pdf_page_row
 from crawl.robots_meta import robots_flags
 from crawl.urls import authority_of, try_canonicalize, url_id
+from crawl.warc_records import warc_records
 
 MAX_RECORD_BYTES = 10 * 1024 * 1024
 
@@ -26,19 +28,19 @@ MAX_RECORD_BYTES = 10 * 1024 * 1024
 def iter_warc_pages(path: str, user_agent: str = BOT_TOKEN, fast: bool | None = None,
                     skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """PAGES rows from one WARC file (.warc or .warc.gz)."""
-    from warcio.archiveiterator import ArchiveIterator  # noqa: PLC0415
     skipped = skipped if skipped is not None else Counter()
     with open(path, "rb") as f:
-        try:
-            for rec in ArchiveIterator(f):
-                if rec.rec_type != "response":
-                    skipped[f"warc_{rec.rec_type}"] += 1
-                    continue
+        for rec in warc_records(f, skipped):
+            if rec.rec_type != "response":
+                skipped[f"warc_{rec.rec_type}"] += 1
+                continue
+            try:
                 row = _page_from_record(rec, user_agent, fast, skipped)
-                if row is not None:
-                    yield row
-        except Exception as e:  # noqa: BLE001  (truncated or corrupt archive: keep what was read)
-            skipped[f"warc_corrupt:{type(e).__name__}"] += 1
+            except Exception as e:  # noqa: BLE001  (one malformed record: counted, the next one is read)
+                skipped[f"warc_bad_record:{type(e).__name__}"] += 1
+                continue
+            if row is not None:
+                yield row
 
 
 def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dict[str, Any] | None:

@@ -1,0 +1,121 @@
+"""A corrupt record in a WARC costs that record only: reading resumes at the next one, for pages
+(crawl/warc.py) and images (crawl/image_warc.py), and nothing is read twice."""
+import io
+import random
+from collections import Counter
+
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from crawl.image_warc import iter_warc_images
+from crawl.warc import iter_warc_pages
+from crawl.warc_records import next_record_start
+
+N = 8
+WORDS = ("apple cider press orchard barrel harvest autumn village market bottle yeast sugar cellar "
+         "wooden crate juice").split()
+
+
+def _body(i: int) -> bytes:
+    rng = random.Random(i)
+    text = " ".join(rng.choice(WORDS) for _ in range(120))
+    return f"<html><head><title>Page {i}</title></head><body><article><p>{text}</p></article></body></html>".encode()
+
+
+def _warc(gz: bool, status: dict | None = None) -> tuple[bytes, list[int]]:
+    """N HTML response records; the offsets where each record starts."""
+    buf, offsets = io.BytesIO(), []
+    w = WARCWriter(buf, gzip=gz)
+    for i in range(N):
+        offsets.append(buf.tell())
+        hdrs = StatusAndHeaders((status or {}).get(i, "200 OK"), [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record(f"http://cider.test/{i}.html", "response",
+                                            payload=io.BytesIO(_body(i)), http_headers=hdrs))
+    return buf.getvalue(), offsets + [len(buf.getvalue())]
+
+
+def _pages(tmp_path, data: bytes, name: str) -> tuple[list[str], Counter]:
+    path = tmp_path / name
+    path.write_bytes(data)
+    skipped: Counter = Counter()
+    urls = [r["url"] for r in iter_warc_pages(str(path), skipped=skipped)]
+    return urls, skipped
+
+
+def _url(i: int) -> str:
+    return f"http://cider.test/{i}.html"
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_a_garbled_record_costs_that_record_only(tmp_path, gz):
+    data, off = _warc(gz)
+    assert _pages(tmp_path, data, "clean.warc")[0] == [_url(i) for i in range(N)]
+    bad = bytearray(data)
+    bad[off[2]:off[2] + 10] = b"X" * 10          # record 2's first bytes (gzip header / WARC line)
+    mid = (off[5] + off[6]) // 2
+    bad[mid:mid + 24] = bytes(24)                  # inside record 5
+    urls, skipped = _pages(tmp_path, bytes(bad), "bad.warc")
+    assert _url(2) not in urls and len(urls) == len(set(urls))
+    assert {_url(i) for i in (0, 1, 3, 4, 6, 7)} <= set(urls)   # the old reader stopped at record 2
+    assert sum(n for k, n in skipped.items() if k.startswith("warc_corrupt:")) >= 1
+    again, _ = _pages(tmp_path, bytes(bad), "bad2.warc")
+    assert again == urls
+
+
+def test_every_single_damaged_member_loses_only_its_record(tmp_path):
+    """Random damage inside one gzip member, at 30 places: the other records all come back, once each."""
+    data, off = _warc(True)
+    rng = random.Random(7)
+    for trial in range(30):
+        k = rng.randrange(N)
+        pos = rng.randrange(off[k], off[k + 1] - 8)
+        bad = bytearray(data)
+        for j in range(8):
+            bad[pos + j] ^= 0xA5
+        urls, _ = _pages(tmp_path, bytes(bad), f"t{trial}.warc.gz")
+        assert len(urls) == len(set(urls)), (trial, k, pos)
+        assert {_url(i) for i in range(N) if i != k} <= set(urls), (trial, k, pos)
+
+
+def test_a_record_that_does_not_parse_is_counted_and_the_next_is_read(tmp_path):
+    data, _ = _warc(True, status={3: "2OO OK"})   # a status code that is not a number
+    urls, skipped = _pages(tmp_path, data, "status.warc.gz")
+    assert urls == [_url(i) for i in range(N) if i != 3]
+    assert skipped["warc_bad_record:ValueError"] == 1
+
+
+def test_truncated_file_keeps_every_whole_record(tmp_path):
+    data, off = _warc(True)
+    urls, _ = _pages(tmp_path, data[:off[6] + 40], "cut.warc.gz")
+    assert urls == [_url(i) for i in range(6)]
+
+
+def test_images_resume_after_a_corrupt_record(tmp_path):
+    buf, offsets = io.BytesIO(), []
+    w = WARCWriter(buf, gzip=True)
+    for i in range(6):
+        offsets.append(buf.tell())
+        hdrs = StatusAndHeaders("200 OK", [("Content-Type", "image/png")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record(f"http://cider.test/{i}.png", "response",
+                                            payload=io.BytesIO(b"\x89PNG\r\n\x1a\n" + bytes([i]) * 300),
+                                            http_headers=hdrs))
+    bad = bytearray(buf.getvalue())
+    bad[offsets[1]:offsets[1] + 10] = b"Z" * 10
+    path = tmp_path / "img.warc.gz"
+    path.write_bytes(bytes(bad))
+    skipped: Counter = Counter()
+    urls = [r["url"] for r in iter_warc_images(str(path), skipped=skipped)]
+    assert urls == [f"http://cider.test/{i}.png" for i in (0, 2, 3, 4, 5)]
+    assert sum(n for k, n in skipped.items() if k.startswith("warc_corrupt:")) == 1
+
+
+def test_next_record_start_across_scan_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr("crawl.warc_records.SCAN_CHUNK", 5)
+    data = b"garbage\nmore\nWARC/1.1\r\nrest"
+    f = io.BytesIO(data)
+    assert next_record_start(f, 1, gzipped=False) == data.index(b"WARC/1.1")
+    assert next_record_start(f, data.index(b"WARC/1.1") + 1, gzipped=False) is None
+    g = io.BytesIO(b"ab\x1f\x8b\x08cd\x1f\x8b\x08")
+    assert next_record_start(g, 0, gzipped=True) == 2
+    assert next_record_start(g, 3, gzipped=True) == 7
