@@ -13,7 +13,10 @@ in (if any), each a rule a reviewer can read:
   heading read as versions;
 - the words near it: network words (host, server, ping, gateway, ...) for an address, version
   words (version, release, Standards-Version, ...) or a product name just before it for a version;
-- the numbers: all parts below 10 reads as a version, a first part above 99 as an address.
+- the numbers: all parts below 10 reads as a version, a first part above 99 as an address;
+- the family: a quad whose first three parts also stand alone in the text ("3.8.11" beside
+  "3.8.11.1" in a release history, the section "14.5.3." above "14.5.3.3. Managing ...") is a
+  version or a section number (not for a first part above 99: "192.168.1" is a network).
 
 `ipv4_score(text, match) > IPV4_THRESHOLD` (0) is an address. The PII filter stores how many
 candidates scored close to the threshold (`pii_ipv4_borderline`), so reviewers can find the
@@ -67,6 +70,10 @@ _GIT_SIG_BEFORE = re.compile(r"(?:^|\n)(?:> ?)*--(?: |=20)?\n(?:> ?)*$")
 LINE_WINDOW = 240   # characters of a quad's own line read before it: the rules need only the line's tail
 HEADER_FOLDS = 64   # folded continuation lines walked back to find the header field a quad sits in
 _COLON = re.compile(r":")
+# a dotted triple that is not part of a longer dotted number nor a network ("10.1.2/24"): "3.8.11",
+# "14.5.3." (a section number)
+_TRIPLE = re.compile(r"(?<![\w.])(\d{1,3}\.\d{1,3}\.\d{1,3})(?![\w/]|\.\w)")
+_HEADING_GAP = re.compile(r"\.?[^\S\n]+")
 _HEADER_NAME = re.compile(r"([A-Za-z][A-Za-z0-9-]{0,60}):")
 _BLANK = re.compile(r"\s*")
 
@@ -107,6 +114,14 @@ def _field(lines: TextLines, k: int) -> str | None:
         if j >= 0 and text.startswith("From ", starts[j], lines.end(j)):
             return m.group(1).lower()
     return None
+
+
+def _capital_after(after: str) -> bool:
+    """A numbered heading's title follows: blanks (after an optional period), then a letter that is
+    not lower case: "6.2.4.1. The", "15.4.2.1. Предварительные", "11.5.2.2. 挂载", "9.2.1.4 إنشاء"."""
+    m = _HEADING_GAP.match(after)
+    ch = after[m.end():m.end() + 1] if m else ""
+    return ch.isalpha() and not ch.islower()
 
 
 def octets_ok(quad: str) -> bool:
@@ -161,7 +176,7 @@ def ipv4_score(text: str, m: re.Match, lines: TextLines | None = None) -> float:
     if re.search(r"(?<![<>!=])[@=]\"?$", before) or re.search(r"\b[\w.-]+\.[a-z]{2,}\s*\($", before, re.I) \
             or re.search(r"\(\s*$", before) and re.search(r"\b(from|by|unknown|localhost|PING)\b[^\n]{0,60}$", before):
         score += 1.5                               # root@[..], IP="..", host.example.org (a.b.c.d), from x (a.b.c.d)
-    if line_before.strip() == "" and re.match(r"[ \t]+[A-Za-z][\w.-]*", after):
+    if line_before.strip() == "" and re.match(r"[ \t]+[a-z][\w.-]*(?:\s|$)", after):
         score += 1.0                               # a hosts-file line: "127.0.0.1 localhost"
     if re.search(r"/$|(?<![\w])[vV]$|(?<![\w])rv:$|[A-Za-z]-$", before):
         score -= 3.0                               # Product/1.2.3.4, v1.2.3.4, rv:1.9.1.5, gcc-2.7.2.1
@@ -171,8 +186,11 @@ def ipv4_score(text: str, m: re.Match, lines: TextLines | None = None) -> float:
         score -= 4.0                               # "pkg (1.2.3.4) unstable; urgency=low"
     if _GIT_SIG_BEFORE.search(text, max(0, a - 12), a):
         score -= 4.0                               # a git format-patch signature: "-- \n1.7.3.1"
-    if line_before.strip(" \t>") == "" and re.match(r"\.?[^\S\n]+[A-Z]", after):
+    if line_before.strip(" \t>") == "" and _capital_after(after):
         score -= 1.0 if not after.startswith(".") else 2.5   # a numbered heading: "6.2.4.1. The configuration"
+    if int(quad.split(".", 1)[0]) < 100 and \
+            quad.rsplit(".", 1)[0] in lines.once("standalone triples", lambda: set(_TRIPLE.findall(text))):
+        score -= 2.0                               # its parent "3.8.11" / "14.5.3." stands alone in the text
     if re.search(r"(?:>=|<=|<<|>>|==|[<>]|(?<=[\s(])=)\s*(?:\d+:)?$", before):
         score -= 3.0                               # a dependency relation: "(>= 1:1.0.99.4)"
     if re.search(r"\bid\s+$", before):

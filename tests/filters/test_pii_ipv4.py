@@ -115,3 +115,46 @@ def test_a_long_line_of_dotted_quads_is_scored_in_linear_time():
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert run.returncode == 0, run.stderr
     assert int(run.stdout) >= 8000      # the addresses after "Host:" are still found
+
+
+# Written for this test in the shape of the documents where quads were versions or section numbers
+# and read as addresses: a release history, and a handbook's numbered headings in five scripts.
+RELEASE_HISTORY = """Release History
+
+2015-07-29 (3.8.11.1)
+Restore an undocumented side-effect of PRAGMA cache_size.
+
+2015-07-27 (3.8.11)
+Added the experimental RBU extension. Fix performance regressions relative to 3.6.23.1 on some joins.
+
+2010-03-26 (3.6.23.1)
+Fix a bug in the offsetof macro.
+
+2010-03-09 (3.6.23)
+Added the secure_delete pragma.
+"""
+HANDBOOK_HEADINGS = """14.5.3. Managing an SELinux System
+14.5.3.1. Managing SELinux Modules
+14.5.3.2. Управление идентификаторами
+14.5.3.3. إدارة سياقات الملفات والمنافذ
+11.5.2. Samba 客户端
+11.5.2.1. 程序
+11.5.2.2. 挂载 Windows 共享
+12.6.2. Autotools 12.6.2.1. プログラムをコンパイルとインストール 12.6.2.2. プログラムのアンインストール
+The gateway of the lab moved to 192.168.1.254; mounts from 198.51.100.7 time out.
+"""
+
+
+def test_versions_and_section_numbers_of_a_family_are_not_addresses():
+    assert _found(RELEASE_HISTORY) == set()
+    assert _found(HANDBOOK_HEADINGS) == {"192.168.1.254", "198.51.100.7"}
+    # the family rule needs the parent to stand alone: a network written "192.168.1/24" is no parent,
+    # and a first part above 99 is never a version's
+    assert _found("hosts 10.1.2.3 and 10.1.2.9 of 10.1.2/24") == {"10.1.2.3", "10.1.2.9"}
+    assert _found("the 192.168.1 lab: printer 192.168.1.20") == {"192.168.1.20"}
+
+
+def test_a_heading_title_in_any_script_marks_a_section_number():
+    for title in ("Предварительные требования", "准备步骤", "إنشاء ملف التغذية", "The configuration"):
+        assert _found(f"Intro.\n\n15.4.2.1. {title}\n\nBody text.") == set(), title
+    assert _found("Intro.\n\n127.0.0.1 localhost\n") == {"127.0.0.1"}      # a hosts-file line is not a heading
