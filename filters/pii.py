@@ -67,9 +67,26 @@ def ssn_ok(area: str, group: str, serial: str) -> bool:
     return area not in ("000", "666") and not area.startswith("9") and group != "00" and serial != "0000"
 
 
-def card_ok(s: str) -> bool:
+# How card numbers are printed: unbroken, or in groups of four (the last of 1-4), or 4-6-5 / 4-6-4
+# (American Express, Diners Club); one kind of separator.
+_CARD_GROUPS = re.compile(r"\d{4}(?:([ -])\d{4}(?:\1\d{4}){1,2}(?:\1\d{1,4})?|([ -])\d{6}\2\d{4,5})")
+# issuer prefixes (IIN) of the networks: Visa 4; Mastercard 51-55 and 2221-2720; Amex 34, 37; JCB
+# 3528-3589; Diners Club 300-305, 36, 38-39; Maestro, Discover, UnionPay, RuPay: 50, 56-69
+_IIN = re.compile(r"4|5[0-9]|6|3[47]|35(?:2[89]|[3-8]\d)|30[0-5]|3[689]|2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)")
+# a digit run inside a number or a URL path: "2.5511151231257827e-17", "/web/20180410025338/"
+_CARD_BEFORE = re.compile(r"(?:\d\.|/)$")
+_CARD_AFTER = re.compile(r"[eE][-+]?\d|/")
+
+
+def card_ok(s: str, text: str = "", start: int = 0, end: int = 0) -> bool:
+    """A payment card number: 13-19 digits printed as cards are, an issuer's prefix, the Luhn
+    checksum, and not the tail of a decimal number or a piece of a URL path (in `text`)."""
     d = re.sub(r"[ -]", "", s)
-    if not 13 <= len(d) <= 19 or d[0] not in "23456" or len(set(d)) < 2:
+    if not 13 <= len(d) <= 19 or len(set(d)) < 2 or not _IIN.match(d):
+        return False
+    if d != s and not _CARD_GROUPS.fullmatch(s):
+        return False
+    if text and (_CARD_BEFORE.search(text, max(0, start - 2), start) or _CARD_AFTER.match(text, end)):
         return False
     return luhn_ok(d)
 
@@ -129,7 +146,7 @@ def find_pii(text: str, stats: Counter | None = None) -> list[tuple[int, int, st
             if iban_ok(m.group(0)):
                 add(m.start(), m.end(), "iban")
         for m in CARD_RE.finditer(text):
-            if card_ok(m.group(0)):
+            if card_ok(m.group(0), text, m.start(), m.end()):
                 add(m.start(), m.end(), "credit_card")
         for m in SSN_RE.finditer(text):
             if ssn_ok(*m.groups()):

@@ -188,9 +188,6 @@ def ipv4_score(text: str, m: re.Match, lines: TextLines | None = None) -> float:
         score -= 4.0                               # a git format-patch signature: "-- \n1.7.3.1"
     if line_before.strip(" \t>") == "" and _capital_after(after):
         score -= 1.0 if not after.startswith(".") else 2.5   # a numbered heading: "6.2.4.1. The configuration"
-    if int(quad.split(".", 1)[0]) < 100 and \
-            quad.rsplit(".", 1)[0] in lines.once("standalone triples", lambda: set(_TRIPLE.findall(text))):
-        score -= 2.0                               # its parent "3.8.11" / "14.5.3." stands alone in the text
     if re.search(r"(?:>=|<=|<<|>>|==|[<>]|(?<=[\s(])=)\s*(?:\d+:)?$", before):
         score -= 3.0                               # a dependency relation: "(>= 1:1.0.99.4)"
     if re.search(r"\bid\s+$", before):
@@ -206,9 +203,18 @@ def ipv4_score(text: str, m: re.Match, lines: TextLines | None = None) -> float:
         score += 1.0
     if named:
         score -= 2.5 if product else 1.0   # "Thunderbird 2.0.0.22": a name right before the number
+    return score + _number_evidence(text, quad, lines)
+
+
+def _number_evidence(text: str, quad: str, lines: TextLines) -> float:
+    """What the numbers say: their sizes, and the family the quad belongs to in the text."""
+    score = 0.0
     parts = [int(p) for p in quad.split(".")]
     if all(p < 10 for p in parts):
         score -= 1.0                               # 1.2.3.4-like: small parts read as a version
     elif parts[0] >= 100:
         score += 1.0                               # 203.0.113.7: no major version is that large
+    if parts[0] < 100 and quad.rsplit(".", 1)[0] in lines.once("standalone triples",
+                                                               lambda: set(_TRIPLE.findall(text))):
+        score -= 2.0                               # its parent "3.8.11" / "14.5.3." stands alone in the text
     return score

@@ -34,9 +34,21 @@ def test_each_type_with_placeholders():
     "IBAN DE89370400440532013001",                           # bad mod-97 checksum
     "meeting at 12:30:45 on 2023-01-15, order 2024-000-1187",
     "std::vector<int> and a::b",
+    # digit runs that pass Luhn with a card's prefix but are no card (read in Debian documentation)
+    "https://web.archive.org/web/20180410025338/http://starship.python.net/",   # a URL path, no issuer "20"
+    "https://code.facebook.com/posts/313033472212144/debugging-file-corruption",
+    "in binary floating point the result is 5.5511151231257827e-017.",          # a decimal's tail
+    "5.0 / 2 gives 2.5000000000000000 5",
+    "a puzzle like this: 53 7 6 195 98 6 8 6 3 4 8 3 1 7 2 6 6 28",            # not grouped as cards are
 ])
 def test_lookalikes_are_left_alone(text):
     assert kinds(text) == []
+
+
+@pytest.mark.parametrize("card", ["4111 1111 1111 1111", "5555-5555-5555-4444", "3782 822463 10005", "6011111111111117",
+                                  "3530111333300000", "3056 9309 0259 04", "2221 0000 0000 0009", "4222222222222"])
+def test_the_networks_test_cards_are_found_as_printed(card):
+    assert kinds(f"Charge card {card} today.") == ["credit_card"]
 
 
 def test_checksums():
