@@ -264,6 +264,9 @@ def peer_extraction(doc, url: str | None, fast: bool = True):
     """trafilatura's reading of the page (main text and comments kept apart, metadata), or None.
     bare_extraction skips the serialisation and fingerprinting that extract() would add."""
     import trafilatura  # noqa: PLC0415  (slow import; only extraction needs it)
+
+    from crawl.justext_linear import install  # noqa: PLC0415
+    install()   # its jusText fallback in linear time, same result
     try:
         return trafilatura.bare_extraction(doc, url=url, include_images=False, include_tables=True,
                                            include_links=False, include_comments=True, with_metadata=False,
