@@ -7,7 +7,7 @@ import time
 from collections import Counter
 
 import pytest
-from crawl_testsite import LocalSite, Route
+from crawl_testsite import Route
 
 from corpus.reader import ShardDataset
 from crawl.crawler import CrawlConfig, WaveCrawler
@@ -16,6 +16,7 @@ from crawl.render import CHROMIUM
 from crawl.render_policy import render_reason, text_budget
 from pipelines.cli import main as cli_main
 from pipelines.demo_site import DemoSite, load_ground_truth
+from tests.capped_run import run_capped
 
 HAS_CHROMIUM = os.path.exists(CHROMIUM)
 WIKI_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "pipelines", "demo_site", "site", "js", "wiki.html")
@@ -86,16 +87,11 @@ def test_thousands_of_one_cell_tables_extract_in_linear_time():
     paragraphs: 16,000 one-cell tables took 25 CPU-s, 32,000 about 100; crawl/justext_linear.py
     gives the same classes in one pass each way (5 s for 32,000). Run in a child process with a
     time cap, so a regression fails instead of stalling the suite."""
-    import subprocess
-    import sys
-    script = ("from crawl.extract import extract_page\n"
-              "ex = extract_page('<html><body>' + '<table><tr><td>a</td></tr></table>' * 32000 + '</body></html>',"
-              " 'http://x.test/')\n"
-              "print(ex.error, isinstance(ex.text, str))\n")
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["None", "True"]
+    out = run_capped("from crawl.extract import extract_page\n"
+                     "ex = extract_page('<html><body>' + '<table><tr><td>a</td></tr></table>' * 32000"
+                     " + '</body></html>', 'http://x.test/')\n"
+                     "print(ex.error, isinstance(ex.text, str))\n", timeout=60)
+    assert out.split() == ["None", "True"]
 
 
 @pytest.mark.slow

@@ -1,11 +1,11 @@
 """IPv4 in mail archives: addresses in headers and prose are scrubbed, version strings are not.
 The fixture is written for this test in the shape of a list-archive page (headers of real MTAs,
 a git patch signature, a Debian changelog excerpt, a manual's numbered headings)."""
-import os
 from collections import Counter
 
 from filters.base import Doc
 from filters.pii import PiiScrubber, find_pii
+from tests.capped_run import run_capped
 
 ARCHIVE_PAGE = """From linux-nfs-owner@vger.example.org Mon Nov 15 09:12:01 2010
 Return-Path: <linux-nfs-owner@vger.example.org>
@@ -90,31 +90,21 @@ def test_a_release_history_is_scored_in_linear_time():
     not a Debian changelog header) once sent the header pattern into exponential backtracking over the
     40 characters it reads after the quad: a minute for one real page, hours for one long word. Run in
     a child process with a time cap, so a regression fails instead of hanging the suite."""
-    import subprocess
-    import sys
-    script = ("from filters.pii import find_pii\n"
-              "text = '2015-07-29 (3.8.11.1) ' + 'x' * 60 + ' of PRAGMA; xft (2.1.8.2-5) unstable; urgency=low'\n"
-              "print(sorted(text[a:b] for a, b, k in find_pii(text)))\n")
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    assert run.returncode == 0, run.stderr
-    assert "2.1.8.2" not in run.stdout      # the changelog header still reads as a version
+    out = run_capped("from filters.pii import find_pii\n"
+                     "text = '2015-07-29 (3.8.11.1) ' + 'x' * 60 + ' of PRAGMA; xft (2.1.8.2-5) unstable; urgency=low'\n"
+                     "print(sorted(text[a:b] for a, b, k in find_pii(text)))\n", timeout=60)
+    assert "2.1.8.2" not in out      # the changelog header still reads as a version
 
 
 def test_a_long_line_of_dotted_quads_is_scored_in_linear_time():
     """Each quad once read its whole line (and the header lines above it); a 320 KB line of
     parenthesised versions took minutes. Now a quad reads a bounded tail of its line; the scores
     are unchanged (the fixture test above). Capped child process, as above."""
-    import subprocess
-    import sys
-    script = ("from filters.pii import find_pii\n"
-              "text = ''.join(f'({i % 9}.{i % 8}.{i % 7}.{i % 6}) Restorexx ' for i in range(16000))\n"
-              "text += 'Host: 10.0.0.1 ' * 8000\n"
-              "print(sum(k == 'ipv4' for a, b, k in find_pii(text)))\n")
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=90,
-                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    assert run.returncode == 0, run.stderr
-    assert int(run.stdout) >= 8000      # the addresses after "Host:" are still found
+    out = run_capped("from filters.pii import find_pii\n"
+                     "text = ''.join(f'({i % 9}.{i % 8}.{i % 7}.{i % 6}) Restorexx ' for i in range(16000))\n"
+                     "text += 'Host: 10.0.0.1 ' * 8000\n"
+                     "print(sum(k == 'ipv4' for a, b, k in find_pii(text)))\n", timeout=90)
+    assert int(out) >= 8000      # the addresses after "Host:" are still found
 
 
 # Written for this test in the shape of the documents where quads were versions or section numbers
