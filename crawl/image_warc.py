@@ -20,7 +20,7 @@ from crawl.fetch import HTML_TYPES, mime_of
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from crawl.robots_meta import robots_flags
 from crawl.urls import try_canonicalize
-from crawl.warc_records import warc_records
+from crawl.warc_records import converted_records
 
 R_NOT_IN_WARC = "image_not_in_warc"
 MAX_RECORD_BYTES = 20 * 1024 * 1024
@@ -41,18 +41,8 @@ def iter_warc_images(path: str, user_agent: str = BOT_TOKEN, optout_token: str =
                      max_bytes: int = MAX_RECORD_BYTES, skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """Record dicts {url, status, content_type, body, date, training_allowed, reason, detail}."""
     skipped = skipped if skipped is not None else Counter()
-    with open(path, "rb") as f:
-        for rec in warc_records(f, skipped):
-            if rec.rec_type not in ("response", "resource"):
-                skipped[f"warc_{rec.rec_type}"] += 1
-                continue
-            try:
-                record = _image_record(rec, user_agent, optout_token, max_bytes, skipped)
-            except Exception as e:  # noqa: BLE001  (one malformed record: counted, the next one is read)
-                skipped[f"warc_bad_record:{type(e).__name__}"] += 1
-                continue
-            if record is not None:
-                yield record
+    yield from converted_records(path, ("response", "resource"),
+                                 lambda rec: _image_record(rec, user_agent, optout_token, max_bytes, skipped), skipped)
 
 
 def _image_record(rec, user_agent: str, optout_token: str, max_bytes: int, skipped: Counter) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ from crawl.identity import BOT_TOKEN
 from crawl.pdf import pdf_page_row
 from crawl.robots_meta import robots_flags
 from crawl.urls import authority_of, try_canonicalize, url_id
-from crawl.warc_records import warc_records
+from crawl.warc_records import converted_records
 
 MAX_RECORD_BYTES = 10 * 1024 * 1024
 
@@ -29,18 +29,8 @@ def iter_warc_pages(path: str, user_agent: str = BOT_TOKEN, fast: bool | None = 
                     skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
     """PAGES rows from one WARC file (.warc or .warc.gz)."""
     skipped = skipped if skipped is not None else Counter()
-    with open(path, "rb") as f:
-        for rec in warc_records(f, skipped):
-            if rec.rec_type != "response":
-                skipped[f"warc_{rec.rec_type}"] += 1
-                continue
-            try:
-                row = _page_from_record(rec, user_agent, fast, skipped)
-            except Exception as e:  # noqa: BLE001  (one malformed record: counted, the next one is read)
-                skipped[f"warc_bad_record:{type(e).__name__}"] += 1
-                continue
-            if row is not None:
-                yield row
+    yield from converted_records(path, ("response",),
+                                 lambda rec: _page_from_record(rec, user_agent, fast, skipped), skipped)
 
 
 def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ scan finds.
 from __future__ import annotations
 
 from collections import Counter
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from warcio.archiveiterator import ArchiveIterator
 
@@ -50,10 +50,10 @@ def warc_records(f: BinaryIO, skipped: Counter) -> Iterator:
     while True:
         f.seek(start)
         it = ArchiveIterator(f)
-        last = start
+        last = start   # where the last record read begins (the end of the one before it)
         try:
             for rec in it:
-                last = max(last, it.offset)  # where this record begins (the end of the one before)
+                last = max(last, it.offset)
                 rid = rec.rec_headers.get_header("WARC-Record-ID")
                 if rid is not None:
                     if rid in seen:
@@ -63,7 +63,26 @@ def warc_records(f: BinaryIO, skipped: Counter) -> Iterator:
             return
         except Exception as e:  # noqa: BLE001  (a corrupt record: resume after it)
             skipped[f"warc_corrupt:{type(e).__name__}"] += 1
-        resume = next_record_start(f, max(last, start) + 1, gzipped)
+        resume = next_record_start(f, last + 1, gzipped)
         if resume is None:
             return
         start = resume
+
+
+def converted_records(path: str, types: tuple[str, ...], convert: Callable[[Any], Any],
+                      skipped: Counter) -> Iterator[Any]:
+    """`convert(record)` for each record of the WARC file at `path` whose type is in `types`, where
+    it is not None; other types are counted as `warc_<type>`, and a record that `convert` cannot
+    read (a field that does not parse) as `warc_bad_record:<error>`, and the next one is read."""
+    with open(path, "rb") as f:
+        for rec in warc_records(f, skipped):
+            if rec.rec_type not in types:
+                skipped[f"warc_{rec.rec_type}"] += 1
+                continue
+            try:
+                out = convert(rec)
+            except Exception as e:  # noqa: BLE001  (one malformed record: counted, the next one is read)
+                skipped[f"warc_bad_record:{type(e).__name__}"] += 1
+                continue
+            if out is not None:
+                yield out
