@@ -1,17 +1,23 @@
 """WARC records that survive a corrupt one: the reader resumes at the next record instead of
-stopping.
+stopping, and never yields a record whose bytes are damaged where that can be known.
 
-warcio's ArchiveIterator raises on the first record it cannot parse (a damaged gzip member, a
-garbled header line) and cannot go on, so one bad record in a Common Crawl file of 40,000 used to
-lose every record after it. Here, after an error, the file is scanned forward from the start of
-the last record read for the next place a record can begin (a gzip member header in a .warc.gz, a
-`WARC/1.x` line in a plain .warc) and a fresh iterator reads from there; a place that does not
-parse is passed over the same way. Every resumption starts further into the file than the last,
-so the scan ends. A record already yielded (same WARC-Record-ID) is not yielded again, whatever the
-scan finds.
+warcio's ArchiveIterator handles damage badly. It raises on the first record it cannot parse and
+cannot go on, so one bad record in a Common Crawl file of 40,000 used to lose every record after
+it. Worse, a gzip member that fails partway through (past its first 16 KiB block) is read as a
+short record and ends the file without any error, and a member that fails in its first block
+switches the rest of the file to "not compressed", which reads as one garbage record.
+
+So in a .warc.gz this module decompresses the gzip members itself, one per record as WARC files
+are written: a member up to PREFETCH_BYTES is inflated whole, its CRC checked, before warcio parses
+its record from the clean bytes; a larger one is streamed, and a failure raises. A member that
+fails costs that member: the file is scanned from just after its start for the next gzip header,
+and reading goes on there. In a plain .warc the scan looks for the next `WARC/1.x` line after the
+last record read. Each resumption starts further into the file than the last, so the scan ends.
+A record already yielded (same WARC-Record-ID) is not yielded again, whatever the scan finds.
 """
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from typing import Any, BinaryIO, Callable, Iterator
 
@@ -20,6 +26,13 @@ from warcio.archiveiterator import ArchiveIterator
 GZIP_MAGIC = b"\x1f\x8b\x08"
 WARC_LINE = b"\nWARC/1."
 SCAN_CHUNK = 1 << 20
+READ_CHUNK = 1 << 16
+# Larger than any record the readers keep (10 MiB pages, 20 MiB images) with its headers.
+PREFETCH_BYTES = 32 << 20
+
+
+class CorruptMember(Exception):
+    """A gzip member that does not inflate, fails its CRC or length check, or is cut short."""
 
 
 def next_record_start(f: BinaryIO, pos: int, gzipped: bool) -> int | None:
@@ -39,13 +52,118 @@ def next_record_start(f: BinaryIO, pos: int, gzipped: bool) -> int | None:
         base += len(chunk)
 
 
+class GzipMember:
+    """One gzip member of `f` from `start`, as a read-only stream of its inflated bytes, for
+    warcio to parse. Inflation errors raise CorruptMember rather than ending the stream quietly;
+    `end` is where the member's compressed bytes stop, once it has been read to its end."""
+
+    def __init__(self, f: BinaryIO, start: int, prefetch: int | None = None):
+        self._f, self._pos = f, start
+        self._z = zlib.decompressobj(31)
+        self._served = 0
+        self.end: int | None = None
+        self._error: CorruptMember | None = None
+        parts, size, prefetch = [], 0, PREFETCH_BYTES if prefetch is None else prefetch
+        while size < prefetch:          # small members (nearly all) are checked whole before parsing
+            out = self._inflate(prefetch - size)
+            if not out:
+                break
+            parts.append(out)
+            size += len(out)
+        self._buf, self._at = b"".join(parts), 0
+
+    def _inflate(self, limit: int) -> bytes:
+        """Up to `limit` more inflated bytes; b"" once the member has ended."""
+        if self._error is not None:      # never read on from a failed member
+            raise self._error
+        while self.end is None:
+            data = self._z.unconsumed_tail
+            if not data:
+                self._f.seek(self._pos)
+                data = self._f.read(READ_CHUNK)
+                if not data:
+                    self._error = CorruptMember("gzip member cut short by the end of the file")
+                    raise self._error
+                self._pos += len(data)
+            try:
+                out = self._z.decompress(data, limit)
+            except zlib.error as e:
+                self._error = CorruptMember(str(e))
+                raise self._error from None
+            if self._z.eof:
+                self.end = self._pos - len(self._z.unused_data) - len(self._z.unconsumed_tail)
+            if out:
+                return out
+        return b""
+
+    def read(self, size: int = -1) -> bytes:
+        if self._at < len(self._buf):
+            n = len(self._buf) - self._at if size is None or size < 0 else size
+            out = self._buf[self._at:self._at + n]
+            self._at += len(out)
+        else:
+            out = self._inflate(READ_CHUNK if size is None or size < 0 else max(size, 1))
+        self._served += len(out)
+        return out
+
+    def tell(self) -> int:
+        return self._served
+
+
+def _is_gzipped(f: BinaryIO) -> bool:
+    """Whether the file is gzip members. A file whose first bytes are damaged is judged by which
+    comes first: a gzip header or a WARC line."""
+    f.seek(0)
+    head = f.read(len(GZIP_MAGIC))
+    if head == GZIP_MAGIC or not head or b"WARC/".startswith(head):
+        return head == GZIP_MAGIC
+    gz, plain = next_record_start(f, 0, True), next_record_start(f, 0, False)
+    return gz is not None and (plain is None or gz < plain)
+
+
 def warc_records(f: BinaryIO, skipped: Counter) -> Iterator:
     """Every record of an open WARC file that can be read; each resumption after a corrupt stretch
     counts once as `warc_corrupt:<error>` in `skipped`. The caller reads a record's content before
     asking for the next one, as with ArchiveIterator."""
-    f.seek(0)
-    gzipped = f.read(len(GZIP_MAGIC)) == GZIP_MAGIC
     seen: set[str] = set()
+
+    def fresh(rec) -> bool:
+        rid = rec.rec_headers.get_header("WARC-Record-ID")
+        if rid is None:
+            return True
+        if rid in seen:
+            return False
+        seen.add(rid)
+        return True
+
+    reader = _gzip_records if _is_gzipped(f) else _plain_records
+    yield from reader(f, skipped, fresh)
+
+
+def _gzip_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -> Iterator:
+    start: int | None = 0
+    while start is not None:
+        try:
+            member = GzipMember(f, start)
+            for rec in ArchiveIterator(member):
+                if fresh(rec):
+                    yield rec
+        except Exception as e:  # noqa: BLE001  (a corrupt member: resume at the next one)
+            skipped[f"warc_corrupt:{type(e).__name__}"] += 1
+            start = next_record_start(f, start + 1, gzipped=True)
+            continue
+        if member.end is None:       # warcio stopped before the member's end: nothing more to read
+            return
+        f.seek(member.end)
+        head = f.read(len(GZIP_MAGIC))
+        if head == GZIP_MAGIC or not head:
+            start = member.end if head else None
+        else:                        # not a gzip header where one should start: a damaged member
+            skipped["warc_corrupt:BadGzipHeader"] += 1
+            start = next_record_start(f, member.end, gzipped=True)
+
+
+def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -> Iterator:
     start = 0
     while True:
         f.seek(start)
@@ -53,17 +171,13 @@ def warc_records(f: BinaryIO, skipped: Counter) -> Iterator:
         last = start   # where the last record read begins (the end of the one before it)
         try:
             for rec in it:
-                last = max(last, it.offset)
-                rid = rec.rec_headers.get_header("WARC-Record-ID")
-                if rid is not None:
-                    if rid in seen:
-                        continue
-                    seen.add(rid)
-                yield rec
+                last = it.offset
+                if fresh(rec):
+                    yield rec
             return
         except Exception as e:  # noqa: BLE001  (a corrupt record: resume after it)
             skipped[f"warc_corrupt:{type(e).__name__}"] += 1
-        resume = next_record_start(f, last + 1, gzipped)
+        resume = next_record_start(f, last + 1, gzipped=False)
         if resume is None:
             return
         start = resume
@@ -81,6 +195,8 @@ def converted_records(path: str, types: tuple[str, ...], convert: Callable[[Any]
                 continue
             try:
                 out = convert(rec)
+            except CorruptMember:   # counted once, as warc_corrupt, when the reader resumes
+                continue
             except Exception as e:  # noqa: BLE001  (one malformed record: counted, the next one is read)
                 skipped[f"warc_bad_record:{type(e).__name__}"] += 1
                 continue

@@ -1,5 +1,6 @@
 """A corrupt record in a WARC costs that record only: reading resumes at the next one, for pages
 (crawl/warc.py) and images (crawl/image_warc.py), and nothing is read twice."""
+import gzip
 import io
 import random
 from collections import Counter
@@ -23,15 +24,18 @@ def _body(i: int) -> bytes:
     return f"<html><head><title>Page {i}</title></head><body><article><p>{text}</p></article></body></html>".encode()
 
 
-def _warc(gz: bool, status: dict | None = None) -> tuple[bytes, list[int]]:
-    """N HTML response records; the offsets where each record starts."""
+def _warc(gz: bool, status: dict | None = None, body=None) -> tuple[bytes, list[int]]:
+    """N HTML response records, the same bytes on every run (fixed dates and record IDs, so the
+    damage below always lands in the same place); the offsets where each record starts."""
     buf, offsets = io.BytesIO(), []
     w = WARCWriter(buf, gzip=gz)
     for i in range(N):
         offsets.append(buf.tell())
         hdrs = StatusAndHeaders((status or {}).get(i, "200 OK"), [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        fixed = {"WARC-Date": "2026-01-02T03:04:05Z", "WARC-Record-ID": f"<urn:uuid:00000000-0000-0000-0000-{i:012d}>"}
         w.write_record(w.create_warc_record(f"http://cider.test/{i}.html", "response",
-                                            payload=io.BytesIO(_body(i)), http_headers=hdrs))
+                                            payload=io.BytesIO((body or _body)(i)), http_headers=hdrs,
+                                            warc_headers_dict=fixed))
     return buf.getvalue(), offsets + [len(buf.getvalue())]
 
 
@@ -76,6 +80,49 @@ def test_every_single_damaged_member_loses_only_its_record(tmp_path):
         urls, _ = _pages(tmp_path, bytes(bad), f"t{trial}.warc.gz")
         assert len(urls) == len(set(urls)), (trial, k, pos)
         assert {_url(i) for i in range(N) if i != k} <= set(urls), (trial, k, pos)
+
+
+def _long_body(i: int) -> bytes:
+    rng = random.Random(i)
+    text = " ".join(f"{rng.choice(WORDS)}{rng.randrange(1000)}" for _ in range(12000))
+    return f"<html><head><title>Page {i}</title></head><body><article><p>{text}</p></article></body></html>".encode()
+
+
+def test_damage_deep_inside_a_long_record_costs_that_record_only(tmp_path):
+    """A member that fails past warcio's first 16 KiB block used to read as a short record and end
+    the file with no error: the damaged record came back cut short and the ones after it were lost."""
+    data, off = _warc(True, body=_long_body)
+    mid = off[2] + 3 * (off[3] - off[2]) // 4
+    assert mid - off[2] > 16384
+    bad = bytearray(data)
+    for j in range(8):
+        bad[mid + j] ^= 0xA5
+    urls, skipped = _pages(tmp_path, bytes(bad), "long.warc.gz")
+    assert urls == [_url(i) for i in range(N) if i != 2]
+    assert skipped["warc_corrupt:CorruptMember"] == 1
+
+
+def test_a_damaged_first_gzip_header_is_still_read_as_gzip(tmp_path):
+    data, _ = _warc(True)
+    bad = bytearray(data)
+    bad[0] ^= 0xFF
+    urls, skipped = _pages(tmp_path, bytes(bad), "head.warc.gz")
+    assert urls == [_url(i) for i in range(1, N)]
+    assert sum(n for k, n in skipped.items() if k.startswith("warc_corrupt:")) == 1
+
+
+@pytest.mark.parametrize("prefetch", [1 << 20, 700])
+def test_a_warc_gzipped_whole_as_one_member_reads_every_record(tmp_path, monkeypatch, prefetch):
+    """Some tools gzip the whole file instead of each record: one member, read in full whether it
+    is checked before parsing or (past PREFETCH_BYTES) streamed."""
+    monkeypatch.setattr("crawl.warc_records.PREFETCH_BYTES", prefetch)
+    plain, _ = _warc(False)
+    urls, skipped = _pages(tmp_path, gzip.compress(plain), "whole.warc.gz")
+    assert urls == [_url(i) for i in range(N)] and not skipped
+    cut, skipped = _pages(tmp_path, gzip.compress(plain)[:-100], "whole-cut.warc.gz")
+    # checked whole, the cut member gives nothing; streamed, the records before the cut come back
+    assert cut == ([] if prefetch > len(plain) else [_url(i) for i in range(len(cut))])
+    assert len(cut) < N and skipped["warc_corrupt:CorruptMember"] == 1
 
 
 def test_a_record_that_does_not_parse_is_counted_and_the_next_is_read(tmp_path):
