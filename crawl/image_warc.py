@@ -16,6 +16,7 @@ import hashlib
 from collections import Counter
 from typing import Any, Iterable, Iterator
 
+from crawl.content_coding import payload
 from crawl.fetch import HTML_TYPES, mime_of
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from crawl.robots_meta import robots_flags
@@ -58,7 +59,7 @@ def _image_record(rec, user_agent: str, optout_token: str, max_bytes: int, skipp
     if mime in HTML_TYPES or (200 <= status < 300 and mime in NOT_IMAGES):
         skipped["not_an_image_type"] += 1   # not worth carrying to the join with the pages' srcs
         return None
-    body = rec.content_stream().read(max_bytes + 1)
+    body = payload(rec, max_bytes)
     reason, detail = None, ""
     if not 200 <= status < 300:
         reason, body = f"fetch_http_{status}", b""

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from corpus.schemas import compress_html, decompress_html
 from crawl.charset import decode_html, looks_binary
+from crawl.content_coding import payload
 from crawl.crawler import PAGE_HEADERS, now_iso
 from crawl.extract import extract_page
 from crawl.fetch import HTML_TYPES, PDF_TYPES, merged_headers, mime_of
@@ -43,7 +44,7 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
     status = int(http.get_statuscode() or 0) if http is not None else 0
     ctype = (http.get_header("Content-Type") if http is not None else "") or ""
     if mime_of(ctype) in PDF_TYPES:  # PDF documents: text layer into the same pages dataset
-        body = rec.content_stream().read(MAX_RECORD_BYTES + 1)
+        body = payload(rec, MAX_RECORD_BYTES)
         row, why = pdf_page_row(url, body, status, ctype, rec.rec_headers.get_header("WARC-Date") or now_iso(),
                                 "warc") if len(body) <= MAX_RECORD_BYTES else (None, "too_large")
         if row is None:
@@ -52,7 +53,7 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
     if mime_of(ctype) not in HTML_TYPES:
         skipped["wrong_type"] += 1
         return None
-    body = rec.content_stream().read(MAX_RECORD_BYTES + 1)
+    body = payload(rec, MAX_RECORD_BYTES)
     if len(body) > MAX_RECORD_BYTES:
         skipped["too_large"] += 1
         return None

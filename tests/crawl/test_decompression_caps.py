@@ -9,6 +9,8 @@ import tracemalloc
 import zlib
 from collections import Counter
 
+import brotli
+import pytest
 import zstandard
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -71,8 +73,19 @@ def test_gzip_sitemap_bomb_is_recorded_too_large_without_inflating_it(local_site
     assert read_sitemap(b"\x1f\x8b\x08\x00broken").skip == "bad_gzip"
 
 
-def test_http_content_encoding_bomb_stops_at_max_bytes(local_site):
-    site = local_site({"/page": Route(gzip_bomb(1024), 200, "text/html", {"Content-Encoding": "gzip"})})
+def _zeros_in(coding: str, mib: int) -> bytes:
+    if coding == "gzip":
+        return gzip_bomb(mib)
+    if coding == "br":
+        return brotli.compress(b"\0" * (mib * MIB), quality=1)
+    return zstandard.ZstdCompressor(level=1).compress(b"\0" * (mib * MIB))
+
+
+@pytest.mark.parametrize("coding,mib", [("gzip", 1024), ("br", 256)])
+def test_http_content_encoding_bomb_stops_at_max_bytes(local_site, coding, mib):
+    """Sent whatever the request asked for (gzip, deflate): brotli is installed for WARC bodies, so
+    urllib3 decodes it too, and must stop at the cap as it does for gzip."""
+    site = local_site({"/page": Route(_zeros_in(coding, mib), 200, "text/html", {"Content-Encoding": coding})})
     f = Fetcher(FetchConfig(retries=0, max_bytes=2 * MIB))
     res, peak = _peak_mib(lambda: f.fetch(site.url + "/page"))
     f.close()
@@ -80,14 +93,15 @@ def test_http_content_encoding_bomb_stops_at_max_bytes(local_site):
     assert peak < 64, peak
 
 
-def test_warc_record_with_encoded_bomb_is_skipped(tmp_path):
+@pytest.mark.parametrize("coding,mib", [("gzip", 512), ("br", 256), ("zstd", 256)])
+def test_warc_record_with_encoded_bomb_is_skipped(tmp_path, coding, mib):
     path = str(tmp_path / "bomb.warc.gz")
     with open(path, "wb") as fh:
         w = WARCWriter(fh, gzip=True)
-        hdrs = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+        hdrs = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Encoding", coding)],
                                 protocol="HTTP/1.1")
         w.write_record(w.create_warc_record("http://a.test/bomb.html", "response",
-                                            payload=io.BytesIO(gzip_bomb(512)), http_headers=hdrs))
+                                            payload=io.BytesIO(_zeros_in(coding, mib)), http_headers=hdrs))
     skipped: Counter = Counter()
     rows, peak = _peak_mib(lambda: list(iter_warc_pages(path, skipped=skipped)))
     assert rows == [] and skipped["too_large"] == 1
