@@ -14,6 +14,7 @@ fails costs that member: the file is scanned from just after its start for the n
 and reading goes on there. In a plain .warc the scan looks for the next `WARC/1.x` line after the
 last record read. Each resumption starts further into the file than the last, so the scan ends.
 A record already yielded (same WARC-Record-ID) is not yielded again, whatever the scan finds.
+ARC files, the format before WARC, come through warcio's conversion as WARC records.
 """
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def _gzip_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -
     while start is not None:
         try:
             member = GzipMember(f, start)
-            for rec in ArchiveIterator(member):
+            for rec in ArchiveIterator(member, arc2warc=True):
                 if fresh(rec):
                     yield rec
         except Exception as e:  # noqa: BLE001  (a corrupt member: resume at the next one)
@@ -167,7 +168,7 @@ def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) 
     start = 0
     while True:
         f.seek(start)
-        it = ArchiveIterator(f)
+        it = ArchiveIterator(f, arc2warc=True)
         last = start   # where the last record read begins (the end of the one before it)
         try:
             for rec in it:

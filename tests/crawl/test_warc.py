@@ -75,3 +75,24 @@ def test_cli_bad_arguments(tmp_path, capsys):
     assert "no valid seed URL" in err and "Traceback" not in err
     assert cli_main(["crawl", "--seeds", "http://a.test/", "--out", str(tmp_path / "y"), "--max-pages", "0"]) == 1
     assert cli_main(["crawl", "--out", str(tmp_path / "z")]) == 1
+
+
+def _arc_file(gz: bool) -> bytes:
+    """An ARC v1 file, the Internet Archive's format before WARC: a filedesc header, one page."""
+    html = BODY.format(TEXT).encode()
+    http = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(html) + html
+    desc = b"1 0 Internet Archive\nURL IP-address Archive-date Content-type Archive-length\n"
+    parts = [b"filedesc://old.arc 0.0.0.0 20050614070159 text/plain %d\n" % len(desc) + desc + b"\n",
+             b"http://old.test/press.html 192.0.2.1 20050614070144 text/html %d\n" % len(http) + http + b"\n"]
+    import gzip  # noqa: PLC0415
+    return b"".join(gzip.compress(p) for p in parts) if gz else b"".join(parts)
+
+
+def test_arc_files_read_like_warc(tmp_path):
+    for gz in (True, False):
+        path = tmp_path / ("old.arc.gz" if gz else "old.arc")
+        path.write_bytes(_arc_file(gz))
+        skipped: Counter = Counter()
+        rows = list(iter_warc_pages(str(path), skipped=skipped))
+        assert [(r["url"], r["fetched_at"][:10]) for r in rows] == [("http://old.test/press.html", "2005-06-14")]
+        assert TEXT in rows[0]["text"] and skipped == Counter({"warc_warcinfo": 1})
