@@ -42,20 +42,28 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
         return None
     http = rec.http_headers
     status = int(http.get_statuscode() or 0) if http is not None else 0
+    if http is not None and not 200 <= status < 300:
+        # as a live crawl: a redirect's target is its own record, an error page is no document
+        skipped["redirect" if 300 <= status < 400 else f"http_{status}"] += 1
+        return None
     ctype = (http.get_header("Content-Type") if http is not None else "") or ""
-    if mime_of(ctype) in PDF_TYPES:  # PDF documents: text layer into the same pages dataset
+    mime = _declared_mime(ctype, rec)
+    if mime in PDF_TYPES:  # PDF documents: text layer into the same pages dataset
         body = payload(rec, MAX_RECORD_BYTES)
         row, why = pdf_page_row(url, body, status, ctype, rec.rec_headers.get_header("WARC-Date") or now_iso(),
                                 "warc") if len(body) <= MAX_RECORD_BYTES else (None, "too_large")
         if row is None:
             skipped[why or "pdf:broken"] += 1
         return row
-    if mime_of(ctype) not in HTML_TYPES:
+    if mime and mime not in HTML_TYPES:
         skipped["wrong_type"] += 1
         return None
     body = payload(rec, MAX_RECORD_BYTES)
     if len(body) > MAX_RECORD_BYTES:
         skipped["too_large"] += 1
+        return None
+    if not mime and not sniffed_html(body):
+        skipped["wrong_type"] += 1
         return None
     if looks_binary(body):
         skipped["binary_content"] += 1
@@ -79,6 +87,29 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
         "images": ex.images if ex else [], "tables": ex.tables if ex else [],
         "outlinks": [] if (ex is None or nofollow) else ex.outlinks, "source": "warc",
     }
+
+
+GENERIC_TYPES = ("", "application/octet-stream", "binary/octet-stream", "application/unknown", "unknown/unknown")
+# The WHATWG MIME sniffing standard's HTML signatures: a tag name followed by space or ">".
+_HTML_SIGNATURES = (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
+                    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")
+
+
+def _declared_mime(ctype: str, rec) -> str:
+    """The record's MIME type: the HTTP Content-Type, or where that is missing or says nothing
+    (application/octet-stream), the type the archive detected (WARC-Identified-Payload-Type, as in
+    Common Crawl); "" when neither tells, for the body to be sniffed."""
+    mime = mime_of(ctype)
+    if mime in GENERIC_TYPES:
+        mime = mime_of(rec.rec_headers.get_header("WARC-Identified-Payload-Type") or "")
+    return "" if mime in GENERIC_TYPES else mime
+
+
+def sniffed_html(body: bytes) -> bool:
+    """Whether an untyped body is HTML, by the WHATWG sniffing rules (leading whitespace and a
+    UTF-8 byte order mark skipped)."""
+    head = body[:512].removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\n\r\x0c").lower()
+    return any(head.startswith(sig) and head[len(sig):len(sig) + 1] in (b" ", b">") for sig in _HTML_SIGNATURES)
 
 
 def write_warc(path: str, pages: Iterator[dict[str, Any]]) -> int:

@@ -96,3 +96,32 @@ def test_arc_files_read_like_warc(tmp_path):
         rows = list(iter_warc_pages(str(path), skipped=skipped))
         assert [(r["url"], r["fetched_at"][:10]) for r in rows] == [("http://old.test/press.html", "2005-06-14")]
         assert TEXT in rows[0]["text"] and skipped == Counter({"warc_warcinfo": 1})
+
+
+def test_untyped_bodies_are_sniffed_and_error_pages_skipped(tmp_path):
+    """What a live crawl would keep: HTML served without a type (or as octet-stream, typed by the
+    archive's own detection) is a page; redirects and error pages are not documents."""
+    path = tmp_path / "mixed.warc.gz"
+    page = BODY.format(TEXT).encode()
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+
+        def resp(name, body, headers, status="200 OK", warc_headers=None):
+            sh = StatusAndHeaders(status, headers, protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(f"http://a.test/{name}", "response", payload=io.BytesIO(body),
+                                                http_headers=sh, warc_headers_dict=warc_headers or {}))
+
+        resp("untyped", b"\xef\xbb\xbf\n  <!DOCTYPE html>" + page, [])
+        resp("octet", page, [("Content-Type", "application/octet-stream")],
+             warc_headers={"WARC-Identified-Payload-Type": "text/html"})
+        resp("untyped-text", TEXT.encode(), [])
+        resp("untyped-png", b"\x89PNG\r\n\x1a\n" + bytes(64), [])
+        resp("moved", b"<html><body>Moved</body></html>", [("Content-Type", "text/html"), ("Location", "/x")],
+             status="301 Moved Permanently")
+        resp("missing", b"<html><body><p>Sorry, that page is gone.</p></body></html>", [("Content-Type", "text/html")],
+             status="404 Not Found")
+    skipped: Counter = Counter()
+    rows = list(iter_warc_pages(str(path), skipped=skipped))
+    assert [r["url"] for r in rows] == ["http://a.test/untyped", "http://a.test/octet"]
+    assert all(TEXT in r["text"] for r in rows)
+    assert skipped == Counter({"wrong_type": 2, "redirect": 1, "http_404": 1})
