@@ -31,7 +31,9 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import time
+from collections import Counter
 from typing import Any, Iterable, Sequence
 
 import apache_beam as beam
@@ -459,6 +461,9 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
                        progress=progress, order=order, target_languages=target_languages, work_dir=work_dir).run()
 
 
+READ_ROWS = "(rows read)"   # not a reason: each file's count of distinct pages, beside its drop counts
+
+
 def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = BOT_TOKEN,
                     progress: bool = True) -> tuple[str, dict]:
     """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline (one file per work item)."""
@@ -469,19 +474,36 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
     prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
 
     def read(path):
-        seen = set()
-        for row in iter_warc_pages(path, user_agent, fast=None):
-            if row["id"] not in seen:  # the same URL twice in one archive: keep the first
-                seen.add(row["id"])
-                yield row
+        seen, skipped = set(), Counter()
+        for row in iter_warc_pages(path, user_agent, fast=None, skipped=skipped):
+            if row["id"] in seen:  # the same URL twice in one archive: keep the first
+                skipped["duplicate_url"] += 1
+                continue
+            seen.add(row["id"])
+            yield row
+        skipped[READ_ROWS] += len(seen)
+        for reason, n in sorted(skipped.items()):
+            yield beam.pvalue.TaggedOutput("skipped", f"{reason}\t{n}")
 
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
-        (p | beam.Create(sorted(os.path.abspath(f) for f in files)) | beam.Reshuffle()
-         | "Read" >> beam.FlatMap(read)
-         | "OnePerUrl" >> DedupeById()
-         | WriteShards(pages_dir, "pages", PAGES, provenance=prov, overwrite=True))
+    with tempfile.TemporaryDirectory(prefix="cidermill-warc-") as tmp:
+        with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+            read_out = (p | beam.Create(sorted(os.path.abspath(f) for f in files)) | beam.Reshuffle()
+                        | "Read" >> beam.FlatMap(read).with_outputs("skipped", main="pages"))
+            (read_out.pages
+             | "OnePerUrl" >> DedupeById()
+             | WriteShards(pages_dir, "pages", PAGES, provenance=prov, overwrite=True))
+            (read_out.skipped
+             | "Counts" >> beam.io.WriteToText(os.path.join(tmp, "skipped"), shard_name_template="-SSSSS-of-NNNNN"))
+        skipped: Counter = Counter()
+        for name in sorted(os.listdir(tmp)):
+            with open(os.path.join(tmp, name), encoding="utf-8") as fh:
+                for line in fh:
+                    reason, n = line.rstrip("\n").rsplit("\t", 1)
+                    skipped[reason] += int(n)
+    read_rows = skipped.pop(READ_ROWS, 0)
     from pipelines.crawl_report import write_crawl_report
-    summary = write_crawl_report(pages_dir, None)
+    summary = write_crawl_report(pages_dir, None, record_drops=skipped, read_rows=read_rows)
     if progress:
-        print(f"[crawl] imported {summary['fetched']} pages from {len(files)} WARC file(s) into {pages_dir}")
+        print(f"[crawl] imported {summary['fetched']} pages from {len(files)} WARC file(s) into {pages_dir}; "
+              f"{summary['skipped']} records gave none (by reason in its report)")
     return pages_dir, summary

@@ -125,3 +125,22 @@ def test_untyped_bodies_are_sniffed_and_error_pages_skipped(tmp_path):
     assert [r["url"] for r in rows] == ["http://a.test/untyped", "http://a.test/octet"]
     assert all(TEXT in r["text"] for r in rows)
     assert skipped == Counter({"wrong_type": 2, "redirect": 1, "http_404": 1})
+
+
+def test_warc_import_report_says_why_each_record_gave_no_page(tmp_path, capsys):
+    """A reviewer reads where every record went: the drops of each file, by reason, and the same
+    URL met again in a second file."""
+    from corpus.report import read_report  # noqa: PLC0415
+    first, second = str(tmp_path / "a.warc.gz"), str(tmp_path / "b.warc.gz")
+    _make_warc(first)
+    _make_warc(second)
+    out = str(tmp_path / "out")
+    assert cli_main(["crawl", "--warc", first, second, "--out", out, "--quiet"]) == 0
+    capsys.readouterr()
+    report = read_report(os.path.join(out, "pages"))
+    crawl = report.info["crawl"]
+    assert crawl["pages"] == 3
+    assert crawl["skipped_by_reason"] == {"binary_content": 2, "duplicate_url": 3, "warc_request": 2,
+                                          "wrong_type": 2}
+    stage = report.stages["crawl"]
+    assert (stage.rows_in, stage.kept) == (3 + 9, 3)
