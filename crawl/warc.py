@@ -27,11 +27,11 @@ MAX_RECORD_BYTES = 10 * 1024 * 1024
 
 
 def iter_warc_pages(path: str, user_agent: str = BOT_TOKEN, fast: bool | None = None,
-                    skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
-    """PAGES rows from one WARC file (.warc or .warc.gz)."""
+                    skipped: Counter | None = None, span: tuple[int, int | None] = (0, None)) -> Iterator[dict[str, Any]]:
+    """PAGES rows from one WARC file (.warc or .warc.gz), or from one range of it (warc_ranges)."""
     skipped = skipped if skipped is not None else Counter()
     yield from converted_records(path, ("response",),
-                                 lambda rec: _page_from_record(rec, user_agent, fast, skipped), skipped)
+                                 lambda rec: _page_from_record(rec, user_agent, fast, skipped), skipped, span)
 
 
 def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dict[str, Any] | None:

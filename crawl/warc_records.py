@@ -18,6 +18,7 @@ ARC files, the format before WARC, come through warcio's conversion as WARC reco
 """
 from __future__ import annotations
 
+import os
 import zlib
 from collections import Counter
 from typing import Any, BinaryIO, Callable, Iterator
@@ -30,6 +31,8 @@ SCAN_CHUNK = 1 << 20
 READ_CHUNK = 1 << 16
 # Larger than any record the readers keep (10 MiB pages, 20 MiB images) with its headers.
 PREFETCH_BYTES = 32 << 20
+# The span of a .warc.gz one worker reads (warc_ranges): a Common Crawl file (about 1 GiB) in 16.
+SPLIT_BYTES = 64 << 20
 
 
 class CorruptMember(Exception):
@@ -122,10 +125,23 @@ def _is_gzipped(f: BinaryIO) -> bool:
     return gz is not None and (plain is None or gz < plain)
 
 
-def warc_records(f: BinaryIO, skipped: Counter) -> Iterator:
-    """Every record of an open WARC file that can be read; each resumption after a corrupt stretch
-    counts once as `warc_corrupt:<error>` in `skipped`. The caller reads a record's content before
-    asking for the next one, as with ArchiveIterator."""
+def warc_ranges(path: str, split_bytes: int | None = None) -> list[tuple[int, int | None]]:
+    """Byte ranges of a WARC file that can be read apart, for parallel workers: fixed spans of
+    `split_bytes` in a .warc.gz larger than that (the same spans whatever the worker count), the
+    whole file otherwise. A range holds the records whose gzip member starts inside it."""
+    split = SPLIT_BYTES if split_bytes is None else split_bytes
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        if size <= split or not _is_gzipped(f):
+            return [(0, None)]
+    return [(a, min(a + split, size)) for a in range(0, size, split)]
+
+
+def warc_records(f: BinaryIO, skipped: Counter, start: int = 0, end: int | None = None) -> Iterator:
+    """Every record of an open WARC file that can be read (of the members starting in [start,
+    end) of a .warc.gz); each resumption after a corrupt stretch counts once as
+    `warc_corrupt:<error>` in `skipped`. The caller reads a record's content before asking for the
+    next one, as with ArchiveIterator."""
     seen: set[str] = set()
 
     def fresh(rec) -> bool:
@@ -137,24 +153,36 @@ def warc_records(f: BinaryIO, skipped: Counter) -> Iterator:
         seen.add(rid)
         return True
 
-    reader = _gzip_records if _is_gzipped(f) else _plain_records
-    yield from reader(f, skipped, fresh)
+    if _is_gzipped(f):
+        yield from _gzip_records(f, skipped, fresh, start, end)
+    elif start == 0:
+        yield from _plain_records(f, skipped, fresh)
+    # a plain WARC is one range (warc_ranges): any later range of it holds nothing
 
 
-def _gzip_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -> Iterator:
-    start: int | None = 0
-    while start is not None:
+def _gzip_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool], first: int,
+                  end: int | None) -> Iterator:
+    # A range after the first begins mid-member: the scan to the next gzip header may find those
+    # three bytes inside compressed data, which then fail as a member. Until a member has read
+    # well, a failure counts as corrupt only where the rest of a gzip header is plausible too.
+    aligned = first == 0
+    start = next_record_start(f, first, gzipped=True) if first else 0
+    while start is not None and (end is None or start < end):
         try:
             member = GzipMember(f, start)
             for rec in ArchiveIterator(member, arc2warc=True):
+                aligned = True
                 if fresh(rec):
                     yield rec
         except Exception as e:  # noqa: BLE001  (a corrupt member: resume at the next one)
-            skipped[f"warc_corrupt:{type(e).__name__}"] += 1
+            if aligned or _plausible_header(f, start):
+                skipped[f"warc_corrupt:{type(e).__name__}"] += 1
             start = next_record_start(f, start + 1, gzipped=True)
             continue
         if member.end is None:       # warcio stopped before the member's end: nothing more to read
             return
+        aligned = True      # the member after this one is checked here even past `end`: its
+        # header, if damaged, is counted once, by this range (the next range cannot tell)
         f.seek(member.end)
         head = f.read(len(GZIP_MAGIC))
         if head == GZIP_MAGIC or not head:
@@ -162,6 +190,15 @@ def _gzip_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -
         else:                        # not a gzip header where one should start: a damaged member
             skipped["warc_corrupt:BadGzipHeader"] += 1
             start = next_record_start(f, member.end, gzipped=True)
+
+
+def _plausible_header(f: BinaryIO, pos: int) -> bool:
+    """Whether the 10 bytes at `pos` read as a gzip member header (RFC 1952: reserved flag bits
+    clear, a known XFL and OS byte), not just its first three bytes found in compressed data."""
+    f.seek(pos)
+    h = f.read(10)
+    return len(h) == 10 and h.startswith(GZIP_MAGIC) and not h[3] & 0xE0 and h[8] in (0, 2, 4) \
+        and (h[9] <= 13 or h[9] == 255)
 
 
 def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -> Iterator:
@@ -185,12 +222,13 @@ def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) 
 
 
 def converted_records(path: str, types: tuple[str, ...], convert: Callable[[Any], Any],
-                      skipped: Counter) -> Iterator[Any]:
-    """`convert(record)` for each record of the WARC file at `path` whose type is in `types`, where
-    it is not None; other types are counted as `warc_<type>`, and a record that `convert` cannot
-    read (a field that does not parse) as `warc_bad_record:<error>`, and the next one is read."""
+                      skipped: Counter, span: tuple[int, int | None] = (0, None)) -> Iterator[Any]:
+    """`convert(record)` for each record of the WARC file at `path` (of the range `span`, from
+    warc_ranges) whose type is in `types`, where it is not None; other types are counted as
+    `warc_<type>`, and a record that `convert` cannot read (a field that does not parse) as
+    `warc_bad_record:<error>`, and the next one is read."""
     with open(path, "rb") as f:
-        for rec in warc_records(f, skipped):
+        for rec in warc_records(f, skipped, *span):
             if rec.rec_type not in types:
                 skipped[f"warc_{rec.rec_type}"] += 1
                 continue

@@ -51,6 +51,7 @@ from crawl.frontier import Frontier, FrontierConfig
 from crawl.identity import BOT_TOKEN
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
 from crawl.warc import iter_warc_pages
+from crawl.warc_records import warc_ranges
 from pipelines.beam_options import normalise_args, pipeline_options
 from pipelines.crawl_publish import (STATE_NAME, check_publish, default_work_dir, drop_store_wave, fetch_wave,
                                      prune_store_work, publish_run, store_wave_dir)
@@ -465,18 +466,21 @@ READ_ROWS = "(rows read)"   # not a reason: each file's count of distinct pages,
 
 
 def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = BOT_TOKEN,
-                    progress: bool = True) -> tuple[str, dict]:
-    """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline (one file per work item)."""
+                    progress: bool = True, split_bytes: int | None = None) -> tuple[str, dict]:
+    """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline. A work item is one file,
+    or one range of a large .warc.gz (crawl.warc_records.warc_ranges), so one big archive keeps
+    every worker busy."""
     for fpath in files:
         if not os.path.isfile(fpath):
             raise CidermillError(f"{fpath}: WARC file not found")
     pages_dir = objectstore.join(out_dir if objectstore.is_remote(out_dir) else os.path.abspath(out_dir), "pages")
     prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
 
-    def read(path):
+    def read(item):
+        path, start, end = item
         seen, skipped = set(), Counter()
-        for row in iter_warc_pages(path, user_agent, fast=None, skipped=skipped):
-            if row["id"] in seen:  # the same URL twice in one archive: keep the first
+        for row in iter_warc_pages(path, user_agent, fast=None, skipped=skipped, span=(start, end)):
+            if row["id"] in seen:  # the same URL twice in one range: keep the first
                 skipped["duplicate_url"] += 1
                 continue
             seen.add(row["id"])
@@ -487,7 +491,9 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
 
     with tempfile.TemporaryDirectory(prefix="cidermill-warc-") as tmp:
         with beam.Pipeline(options=pipeline_options(beam_args)) as p:
-            read_out = (p | beam.Create(sorted(os.path.abspath(f) for f in files)) | beam.Reshuffle()
+            items = [(path, a, b) for path in sorted(os.path.abspath(f) for f in files)
+                     for a, b in warc_ranges(path, split_bytes)]
+            read_out = (p | beam.Create(items) | beam.Reshuffle()
                         | "Read" >> beam.FlatMap(read).with_outputs("skipped", main="pages"))
             (read_out.pages
              | "OnePerUrl" >> DedupeById()
