@@ -39,11 +39,14 @@ def url_key(url: str) -> str | None:
 
 
 def iter_warc_images(path: str, user_agent: str = BOT_TOKEN, optout_token: str = OPTOUT_TOKEN,
-                     max_bytes: int = MAX_RECORD_BYTES, skipped: Counter | None = None) -> Iterator[dict[str, Any]]:
-    """Record dicts {url, status, content_type, body, date, training_allowed, reason, detail}."""
+                     max_bytes: int = MAX_RECORD_BYTES, skipped: Counter | None = None,
+                     span: tuple[int, int | None] = (0, None)) -> Iterator[dict[str, Any]]:
+    """Record dicts {url, status, content_type, body, date, training_allowed, reason, detail}, of
+    the whole file or of one range of it (crawl.warc_records.warc_ranges)."""
     skipped = skipped if skipped is not None else Counter()
     yield from converted_records(path, ("response", "resource"),
-                                 lambda rec: _image_record(rec, user_agent, optout_token, max_bytes, skipped), skipped)
+                                 lambda rec: _image_record(rec, user_agent, optout_token, max_bytes, skipped),
+                                 skipped, span)
 
 
 def _image_record(rec, user_agent: str, optout_token: str, max_bytes: int, skipped: Counter) -> dict[str, Any] | None:

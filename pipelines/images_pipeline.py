@@ -40,6 +40,7 @@ from corpus.report import StageStats, read_report
 from corpus.schemas import INTERLEAVED, PAIRS
 from crawl.image_fetch import ImageFetcher
 from crawl.image_warc import iter_warc_images, url_key
+from crawl.warc_records import warc_ranges
 from crawl.urls import hostname_of
 from filters.clip_score import shared_scorer
 from filters.clip_select import (ClipSelectConfig, base_cut, coarse_bin, cut_from_bin, locate_rank, merge_counts,
@@ -114,7 +115,7 @@ def _warc_lookup(item: tuple[str, dict[str, list]], cfg: ImagesConfig):
 
 
 class _WarcRecords(beam.DoFn):
-    """WARC file path -> (url, image record) of each image response archived in it."""
+    """(WARC file path, range) -> (url, image record) of each image response archived there."""
 
     def __init__(self, files: list[str], fc):
         self.files, self.fc = files, fc
@@ -122,8 +123,10 @@ class _WarcRecords(beam.DoFn):
     def file_paths(self) -> list[str]:  # what a remote runner's workers must hold (runners/dask_client.py)
         return self.files
 
-    def process(self, path: str):
-        for r in iter_warc_images(path, self.fc.user_agent, self.fc.optout_token, self.fc.max_bytes):
+    def process(self, item: tuple[str, int, int | None]):
+        path, start, end = item
+        for r in iter_warc_images(path, self.fc.user_agent, self.fc.optout_token, self.fc.max_bytes,
+                                  span=(start, end)):
             yield r["url"], r
 
 
@@ -136,7 +139,8 @@ class ReadWarcImages(beam.PTransform):
 
     def expand(self, srcs):
         files = sorted(os.path.abspath(f) for f in self.cfg.warc_files)
-        recs = (srcs.pipeline | "Files" >> beam.Create(files) | "Spread" >> beam.Reshuffle()
+        ranges = [(path, a, b) for path in files for a, b in warc_ranges(path)]   # a big file: many items
+        recs = (srcs.pipeline | "Files" >> beam.Create(ranges) | "Spread" >> beam.Reshuffle()
                 | "Records" >> beam.ParDo(_WarcRecords(files, self.cfg.fetch)))
         keyed = srcs | "SrcKey" >> beam.Map(lambda s: (url_key(s) or "\x00bad:" + s, s))
         looked = ({"src": keyed, "rec": recs} | "Join" >> beam.CoGroupByKey()
