@@ -42,7 +42,7 @@ def build_warc(pages_dir: str, path: str) -> int:
 
 def run_once(warc: str, out: str, workers: int, split: int) -> tuple[float, list]:
     from corpus.reader import ShardDataset  # noqa: PLC0415
-    from pipelines.crawl_pipeline import run_warc_import  # noqa: PLC0415
+    from pipelines.archive_import import run_warc_import  # noqa: PLC0415
     shutil.rmtree(out, ignore_errors=True)
     args = [f"--direct_num_workers={workers}", "--direct_running_mode=multi_processing"]
     t = time.perf_counter()

@@ -53,7 +53,7 @@ PAGES = pa.schema([
     ("images", pa.list_(IMAGE_REF)),
     ("tables", pa.list_(TABLE_REF)),
     ("outlinks", pa.list_(LINK_REF)),
-    ("source", pa.string()),             # crawl | warc
+    ("source", pa.string()),             # crawl | warc | mbox | pdf
 ])
 
 # Image-text pairs: the image pipeline, synthetic data and CLIP training all use this schema.

@@ -31,9 +31,7 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
-from collections import Counter
 from typing import Any, Iterable, Sequence
 
 import apache_beam as beam
@@ -48,10 +46,7 @@ from corpus.schemas import PAGES
 from corpus.writer import DatasetWriter, finalize_dataset, place_shard_file, prepare_output_dir, write_dataset
 from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
-from crawl.identity import BOT_TOKEN
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
-from crawl.warc import iter_warc_pages
-from crawl.warc_records import warc_ranges
 from pipelines.beam_options import normalise_args, pipeline_options
 from pipelines.crawl_publish import (STATE_NAME, check_publish, default_work_dir, drop_store_wave, fetch_wave,
                                      prune_store_work, publish_run, store_wave_dir)
@@ -460,56 +455,3 @@ def run_crawl(seeds: Sequence[str], out_dir: str, *, allow_private: bool = False
         raise ConfigError(f"--render must be auto, always or never (got {cc.render!r})")
     return CrawlDriver(seeds, out_dir, cc, fc, beam_args, resume=resume, write_warc=write_warc,
                        progress=progress, order=order, target_languages=target_languages, work_dir=work_dir).run()
-
-
-READ_ROWS = "(rows read)"   # not a reason: each file's count of distinct pages, beside its drop counts
-
-
-def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), user_agent: str = BOT_TOKEN,
-                    progress: bool = True, split_bytes: int | None = None) -> tuple[str, dict]:
-    """WARC files -> OUT/pages (same PAGES schema), as one Beam pipeline. A work item is one file,
-    or one range of a large .warc.gz (crawl.warc_records.warc_ranges), so one big archive keeps
-    every worker busy."""
-    for fpath in files:
-        if not os.path.isfile(fpath):
-            raise CidermillError(f"{fpath}: WARC file not found")
-    pages_dir = objectstore.join(out_dir if objectstore.is_remote(out_dir) else os.path.abspath(out_dir), "pages")
-    prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
-
-    def read(item):
-        path, start, end = item
-        seen, skipped = set(), Counter()
-        for row in iter_warc_pages(path, user_agent, fast=None, skipped=skipped, span=(start, end)):
-            if row["id"] in seen:  # the same URL twice in one range: keep the first
-                skipped["duplicate_url"] += 1
-                continue
-            seen.add(row["id"])
-            yield row
-        skipped[READ_ROWS] += len(seen)
-        for reason, n in sorted(skipped.items()):
-            yield beam.pvalue.TaggedOutput("skipped", f"{reason}\t{n}")
-
-    with tempfile.TemporaryDirectory(prefix="cidermill-warc-") as tmp:
-        with beam.Pipeline(options=pipeline_options(beam_args)) as p:
-            items = [(path, a, b) for path in sorted(os.path.abspath(f) for f in files)
-                     for a, b in warc_ranges(path, split_bytes)]
-            read_out = (p | beam.Create(items) | beam.Reshuffle()
-                        | "Read" >> beam.FlatMap(read).with_outputs("skipped", main="pages"))
-            (read_out.pages
-             | "OnePerUrl" >> DedupeById()
-             | WriteShards(pages_dir, "pages", PAGES, provenance=prov, overwrite=True))
-            (read_out.skipped
-             | "Counts" >> beam.io.WriteToText(os.path.join(tmp, "skipped"), shard_name_template="-SSSSS-of-NNNNN"))
-        skipped: Counter = Counter()
-        for name in sorted(os.listdir(tmp)):
-            with open(os.path.join(tmp, name), encoding="utf-8") as fh:
-                for line in fh:
-                    reason, n = line.rstrip("\n").rsplit("\t", 1)
-                    skipped[reason] += int(n)
-    read_rows = skipped.pop(READ_ROWS, 0)
-    from pipelines.crawl_report import write_crawl_report
-    summary = write_crawl_report(pages_dir, None, record_drops=skipped, read_rows=read_rows)
-    if progress:
-        print(f"[crawl] imported {summary['fetched']} pages from {len(files)} WARC file(s) into {pages_dir}; "
-              f"{summary['skipped']} records gave none (by reason in its report)")
-    return pages_dir, summary

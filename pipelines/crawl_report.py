@@ -63,8 +63,10 @@ def write_crawl_report(pages_dir: str, log_dir: str | None, pending: int = 0,
     pages = ShardDataset(pages_dir)
     n_pages = len(pages)
     training, noindex, with_text, n_img, n_tab = 0, 0, 0, 0, 0
-    for b in pages.iter_batches(["training_allowed", "robots_noindex", "text", "images", "tables", "rendered"]):
+    page_hosts: set = set()
+    for b in pages.iter_batches(["training_allowed", "robots_noindex", "text", "images", "tables", "rendered", "host"]):
         for r in b.to_pylist():
+            page_hosts.add(r["host"])
             training += bool(r["training_allowed"])
             noindex += bool(r["robots_noindex"])
             with_text += bool(r["text"])
@@ -86,7 +88,7 @@ def write_crawl_report(pages_dir: str, log_dir: str | None, pending: int = 0,
         "status_codes": dict(sorted(status.items())), "render_share": round(rendered / fetched, 4) if fetched else 0.0,
         "rendered": rendered, "bytes": total_bytes, "latency_ms_p50": _pct(lat, 0.5), "latency_ms_p95": _pct(lat, 0.95),
         "training_allowed": training, "noindex": noindex, "pages_with_text": with_text, "images": n_img,
-        "tables": n_tab, "hosts": len(hosts) or len(hosts_fetched),
+        "tables": n_tab, "hosts": len(hosts) or len(hosts_fetched) or len(page_hosts),
         "skipped_by_reason": dict(sorted(crawl.dropped.items())),
     }
     stats.info.update({"crawl": summary})

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN, agent_string
 
-HELP = "crawl seed URLs (robots.txt, politeness, headless rendering) or import WARC files into a pages dataset"
+HELP = ("crawl seed URLs (robots.txt, politeness, headless rendering) or import WARC files or mail archives "
+        "into a pages dataset")
 DESCRIPTION = (
     "Crawl the web from --seeds in waves (each wave a Beam pipeline) into OUT/pages (a shard dataset, "
     "schema corpus.schemas.PAGES) and OUT/log (one row per URL decision). robots.txt is honoured for "
     "--user-agent (else *); pages disallowed for --optout-token are kept for links but marked "
     "training_allowed=false. Stop any time and continue with --resume. With --warc FILES, WARC "
-    "archives are imported into the same pages dataset instead.")
+    "archives are imported into the same pages dataset instead; with --mbox, mail archives (one row per message).")
 BEAM = True
 
 
@@ -74,6 +75,10 @@ def configure(p):
     p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
     p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
     p.add_argument("--warc", nargs="+", metavar="FILE", help="import these WARC files instead of crawling")
+    p.add_argument("--mbox", nargs="+", metavar="PATH", help="import mail archives instead of crawling: mbox "
+                   "files (plain or gzip, e.g. Mailman's 2020-March.txt.gz) or folders of one-message files "
+                   "(maildir, .eml); one page per message, its own words without quotes, signature or list footer")
+    p.add_argument("--mbox-keep-quotes", action="store_true", help="with --mbox: keep quoted lines (> ...)")
     p.add_argument("--pdf-dir", metavar="DIR", help="read a local folder of PDF files instead of crawling: "
                    "OUT/pages (text), OUT/pdf_pages (page images), OUT/interleaved; e.g. "
                    "`cidermill crawl --pdf-dir manuals/ --out out/pdf --pdf-dpi 150`")
@@ -93,7 +98,8 @@ def run(args, beam_args) -> int:
     from corpus.errors import ConfigError
     from crawl.crawler import CrawlConfig
     from crawl.frontier import FrontierConfig
-    from pipelines.crawl_pipeline import run_crawl, run_warc_import
+    from pipelines.archive_import import run_mbox_import, run_warc_import
+    from pipelines.crawl_pipeline import run_crawl
 
     if args.pdf_dir:
         from crawl.pdf import PdfLimits
@@ -105,6 +111,11 @@ def run(args, beam_args) -> int:
                                  workers=args.workers, progress=not args.quiet)
         print(json.dumps(summary, indent=1))
         return 0
+    if args.mbox:
+        pages, summary = run_mbox_import(args.mbox, args.out, beam_args, keep_quotes=args.mbox_keep_quotes,
+                                         progress=not args.quiet)
+        print(json.dumps({"pages": pages, **summary}, indent=1))
+        return 0
     if args.warc:
         pages, summary = run_warc_import(args.warc, args.out, beam_args, user_agent=args.user_agent,
                                          progress=not args.quiet)
@@ -115,7 +126,7 @@ def run(args, beam_args) -> int:
         with open(args.seeds_file, encoding="utf-8") as f:
             seeds += [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
     if not seeds and not args.resume:
-        raise ConfigError("give --seeds URL [URL ...] (or --seeds-file, --resume, --warc)")
+        raise ConfigError("give --seeds URL [URL ...] (or --seeds-file, --resume, --warc, --mbox)")
     for name in ("max_pages", "max_depth", "wave_size", "parallel_hosts", "browsers", "pages_per_browser",
                  "context_reuse"):
         if getattr(args, name) < (0 if name == "max_depth" else 1):

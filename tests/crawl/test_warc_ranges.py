@@ -53,7 +53,7 @@ def test_import_split_in_ranges_on_two_workers_equals_the_whole_file_import(tmp_
     the file is one work item or many ranges spread over worker processes."""
     from corpus.reader import ShardDataset  # noqa: PLC0415
     from corpus.report import read_report  # noqa: PLC0415
-    from pipelines.crawl_pipeline import run_warc_import  # noqa: PLC0415
+    from pipelines.archive_import import run_warc_import  # noqa: PLC0415
     data, off = _warc(True, body=_long_body)
     bad = bytearray(data)
     bad[off[3] + 200:off[3] + 208] = bytes(8)

@@ -1,0 +1,140 @@
+"""Mail archives in (`cidermill crawl --mbox`): each message one page, its own words only."""
+import gzip
+import json
+import os
+from collections import Counter
+from email.message import EmailMessage
+
+from corpus.reader import ShardDataset
+from corpus.report import read_report
+from crawl.mbox import iter_mbox_pages, mail_text
+from pipelines.cli import main as cli_main
+
+OWN = ("I agree that nested classes need a paragraph of their own. The current draft evaluates the "
+       "annotation in the scope of the enclosing function, which surprises people who expect class scope.")
+FOOTER = ("_______________________________________________\nPython-Dev mailing list\npython-dev@python.org\n"
+          "https://mail.python.org/mailman/listinfo/python-dev\n")
+
+
+def _plain(mid: str, body: str, subject="Re: PEP 999", sender="Jane Orchard <jane@example.org>", **headers) -> bytes:
+    m = EmailMessage()
+    m["From"], m["Subject"], m["Message-ID"] = sender, subject, mid
+    m["Date"] = "Tue, 03 Mar 2020 14:02:11 -0500"
+    m["List-Id"] = "Python core development <python-dev.python.org>"
+    for k, v in headers.items():
+        m[k.replace("_", "-")] = v
+    m.set_content(body)
+    return bytes(m)
+
+
+def _mbox(messages: list[bytes]) -> bytes:
+    """Mailman's monthly archive layout: an envelope "From " line before each message, the
+    sender written "jane at example.org", and "From " at a body line's start escaped as ">From "."""
+    out = b""
+    for raw in messages:
+        body = raw.replace(b"\nFrom the", b"\n>From the")
+        out += b"From jane at example.org  Tue Mar  3 14:02:11 2020\n" + body.rstrip(b"\n") + b"\n\n"
+    return out
+
+
+def _messages() -> list[bytes]:
+    reply = ("On Mon, Mar 2, 2020 at 9:14 AM Tom Press <tom@example.com> wrote:\n"
+             "> I think the deferred evaluation approach is the right one.\n> Nested classes trip people up.\n\n"
+             f"{OWN}\n\nFrom the sprint notes: we follow the rules for default values.\n\n"
+             "Cheers,\nJane\n-- \nJane Orchard | orchard.example.org\n" + FOOTER)
+    alt = EmailMessage()
+    alt["From"], alt["Message-ID"] = "=?iso-8859-1?q?Ren=E9e_Cidre?= <renee@example.fr>", "<alt@example.fr>"
+    alt["Subject"] = "=?utf-8?b?Q2lkcmUgYm91Y2jDqQ==?="
+    alt["Date"] = "Wed, 04 Mar 2020 09:00:00 +0100"
+    alt.set_content("Le cidre bouché coûte environ six euros la bouteille dans le village.", charset="iso-8859-1",
+                    cte="quoted-printable")
+    alt.add_alternative("<html><body><p>Le cidre <b>bouché</b> coûte environ six euros.</p></body></html>",
+                        subtype="html")
+    html_only = EmailMessage()
+    html_only["From"], html_only["Message-ID"] = "Web Form <form@example.com>", "<html@example.com>"
+    html_only["Subject"] = "Harvest report"
+    html_only.set_content("<html><body><article><p>The harvest report says the orchard gave forty barrels of "
+                          "cider apples this autumn, more than any year since the press was rebuilt.</p>"
+                          "</article></body></html>", subtype="html", cte="base64")
+    attachment_only = EmailMessage()
+    attachment_only["From"], attachment_only["Message-ID"] = "Bot <bot@example.com>", "<att@example.com>"
+    attachment_only.add_attachment(b"\x89PNG\r\n\x1a\n" + bytes(32), maintype="image", subtype="png",
+                                   filename="chart.png")
+    outlook = ("Thanks, that fixes the build on our side too.\n\n-----Original Message-----\n"
+               "From: Tom Press\nSent: Monday\nSubject: build\n\nThe build fails on the old compiler.\n")
+    signed = ("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nThe release is tagged and uploaded.\n"
+              "- -- \nRelease manager (dash-escaped, as clearsigned text writes it)\n-----BEGIN PGP SIGNATURE-----\n\niQIzBAEBCAAdFiEE\n"
+              "-----END PGP SIGNATURE-----\n")
+    return [
+        _plain("<reply@example.org>", reply),
+        bytes(alt),
+        bytes(html_only),
+        _plain("<private@example.org>", "Please do not archive this one.", X_No_Archive="yes"),
+        bytes(attachment_only),
+        _plain("<outlook@example.org>", outlook),
+        _plain("<signed@example.org>", signed),
+    ]
+
+
+def test_mail_text_keeps_the_authors_own_words():
+    rows = {r["url"]: r for r in _rows_of(_mbox(_messages()))}
+    reply = rows["mid:reply@example.org"]
+    assert reply["text"] == (f"{OWN}\n\nFrom the sprint notes: we follow the rules for default values.\n\n"
+                             "Cheers,\nJane")
+    assert (reply["title"], reply["author"], reply["host"]) == ("Re: PEP 999", "Jane Orchard", "python-dev.python.org")
+    assert reply["date"] == "2020-03-03T19:02:11+00:00" and reply["source"] == "mbox"
+    assert reply["training_allowed"] and "jane@example.org" not in json.dumps(reply)
+    alt = rows["mid:alt@example.fr"]
+    assert alt["text"] == "Le cidre bouché coûte environ six euros la bouteille dans le village."
+    assert (alt["title"], alt["author"], alt["host"]) == ("Cidre bouché", "Renée Cidre", "example.fr")
+    assert "forty barrels" in rows["mid:html@example.com"]["text"]
+    private = rows["mid:private@example.org"]
+    assert private["text"] is None and private["robots_noindex"] and not private["training_allowed"]
+    assert rows["mid:outlook@example.org"]["text"] == "Thanks, that fixes the build on our side too."
+    assert rows["mid:signed@example.org"]["text"] == "The release is tagged and uploaded."
+    assert "mid:att@example.com" not in rows
+
+
+def _rows_of(data: bytes, tmp=None):
+    import tempfile  # noqa: PLC0415
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "2020-March.txt.gz")
+        with open(path, "wb") as f:
+            f.write(gzip.compress(data))
+        skipped: Counter = Counter()
+        rows = list(iter_mbox_pages(path, skipped))
+    assert skipped == Counter({"mail_no_text": 1})
+    return rows
+
+
+def test_quotes_are_kept_on_request_and_the_cut_tail_is_short():
+    body = "On Monday Tom wrote:\n> the old line\n\nMy answer.\n"
+    assert mail_text(body) == "My answer."
+    assert mail_text(body, keep_quotes=True) == "On Monday Tom wrote:\n> the old line\n\nMy answer."
+    long_tail = "Intro.\n--\n" + "\n".join(f"line {i} of the real message" for i in range(20))
+    assert mail_text(long_tail) == long_tail            # a "--" far from the end is not a signature
+
+
+def test_cli_imports_mbox_files_and_message_folders_once_per_message(tmp_path, capsys):
+    msgs = _messages()
+    archive = tmp_path / "2020-March.txt.gz"
+    archive.write_bytes(gzip.compress(_mbox(msgs)))
+    plain = tmp_path / "other-list.mbox"
+    plain.write_bytes(_mbox([msgs[0]]))                 # cross-posted: the same Message-ID
+    folder = tmp_path / "maildir" / "cur"
+    folder.mkdir(parents=True)
+    (folder / "1.eml").write_bytes(_plain("<eml@example.org>", "A message kept as a single file."))
+    (folder / "2.eml").write_bytes(b"\x00\x01 not a message at all")
+    out = str(tmp_path / "out")
+    assert cli_main(["crawl", "--mbox", str(archive), str(plain), str(tmp_path / "maildir"), "--out", out,
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    pages = os.path.join(out, "pages")
+    urls = sorted(r["url"] for r in ShardDataset(pages).iter_rows(["url"]))
+    assert urls == sorted(["mid:reply@example.org", "mid:alt@example.fr", "mid:html@example.com",
+                           "mid:private@example.org", "mid:outlook@example.org", "mid:signed@example.org",
+                           "mid:eml@example.org"])
+    crawl = read_report(pages).info["crawl"]
+    assert crawl["skipped_by_reason"] == {"duplicate_url": 1, "mail_no_text": 1, "mail_not_a_message": 1}
+    assert cli_main(["crawl", "--mbox", str(tmp_path / "missing.mbox"), "--out", out]) == 1
+    assert "mail archive not found" in capsys.readouterr().err
