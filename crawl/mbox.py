@@ -183,8 +183,8 @@ def mail_text(body: str, keep_quotes: bool = False) -> str:
         end = next((i for i, ln in enumerate(lines) if not ln.strip()), len(lines))
         lines = lines[end + 1:]
     lines = [ln[2:] if ln.startswith("- -") else ln for ln in lines]   # PGP dash-escaping
-    for i, ln in enumerate(lines):
-        if _ORIGINAL.match(ln):
+    for i, ln in enumerate(lines):     # Outlook's reply header: the whole original follows, unquoted
+        if _ORIGINAL.match(ln) or (_FOOTER_RULE.match(ln) and i + 1 < len(lines) and lines[i + 1].startswith("From:")):
             lines = lines[:i]
             break
     lines = _cut_tail(lines, _FOOTER_RULE)
@@ -204,12 +204,20 @@ def _cut_tail(lines: list[str], rule: re.Pattern) -> list[str]:
 
 
 def _without_quotes(lines: list[str]) -> list[str]:
+    """Lines that are not quoted, less the short paragraph ending in ":" right before a quote
+    ("On Mon, Jane <jane@...> wrote:", wrapped or not, in whatever language)."""
     out: list[str] = []
-    for i, ln in enumerate(lines):
-        if _QUOTED.match(ln):
+    for ln in lines:
+        if not _QUOTED.match(ln):
+            out.append(ln)
             continue
-        nxt = next((m for m in lines[i + 1:] if m.strip()), "")
-        if ln.rstrip().endswith(":") and _QUOTED.match(nxt) and len(ln) < 300:
-            continue              # "On Mon, Jane wrote:" and the like, whatever the language
-        out.append(ln)
+        end = len(out)
+        while end and not out[end - 1].strip():
+            end -= 1
+        start = end
+        while start and out[start - 1].strip():
+            start -= 1
+        para = out[start:end]
+        if para and len(para) <= 3 and para[-1].rstrip().endswith(":") and sum(map(len, para)) < 300:
+            del out[start:end]
     return out

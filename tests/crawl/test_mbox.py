@@ -111,6 +111,14 @@ def test_quotes_are_kept_on_request_and_the_cut_tail_is_short():
     body = "On Monday Tom wrote:\n> the old line\n\nMy answer.\n"
     assert mail_text(body) == "My answer."
     assert mail_text(body, keep_quotes=True) == "On Monday Tom wrote:\n> the old line\n\nMy answer."
+    wrapped = ("Short answer first.\n\nOn Mon, Mar 2, 2020 at 9:14 AM Tom Press <tom@example.com>\nwrote:\n\n"
+               "> the old line\n> and more\n\nAnd a remark after the quote.\n")
+    assert mail_text(wrapped) == "Short answer first.\n\nAnd a remark after the quote."
+    listing = "Here are the three steps:\n1. press\n2. filter\n3. bottle\nDone.\n"
+    assert mail_text(listing) == listing.strip()       # a colon with no quote after it stays
+    outlook = ("Agreed.\n\n________________________________\nFrom: Tom Press\nSent: Monday\n\n"
+               "The original text, unquoted.\n")
+    assert mail_text(outlook) == "Agreed."
     long_tail = "Intro.\n--\n" + "\n".join(f"line {i} of the real message" for i in range(20))
     assert mail_text(long_tail) == long_tail            # a "--" far from the end is not a signature
 
