@@ -33,6 +33,9 @@ from crawl.urls import url_id
 MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 _FROM_ESCAPED = re.compile(rb"^>+From ", re.M)          # mboxrd: ">From " in a body, one ">" added
+# An envelope line: "From sender date", the date with a clock time ("Tue Mar  3 14:02:11 2020");
+# a body line that merely starts with "From " (unescaped, as mboxcl2 writes them) has none.
+_ENVELOPE = re.compile(rb"^From \S+.*\b\d{1,2}:\d{2}(:\d{2})?\b")
 _QUOTED = re.compile(r"^[ \t]*>")
 _SIG = re.compile(r"^--[ \t]?$")
 _FOOTER_RULE = re.compile(r"^_{20,}[ \t]*$")
@@ -77,14 +80,14 @@ def _raw_messages(path: str, skipped: Counter) -> Iterator[bytes]:
 
 
 def split_mbox(f: BinaryIO, skipped: Counter) -> Iterator[bytes]:
-    """The messages of an mbox stream: each begins at a "From " line that starts the file or
-    follows a blank line; the "From " line itself is the mbox envelope, not the message. A message
+    """The messages of an mbox stream: each begins at a "From " envelope line (sender and date)
+    that starts the file or follows a blank line; the envelope is not part of the message. A message
     over MAX_MESSAGE_BYTES is counted as mail_too_large and skipped without being held."""
     parts: list[bytes] = []
     size, started, too_large, blank_before = 0, False, False, True
     while True:
         line = f.readline(1 << 16)
-        if not line or (line.startswith(b"From ") and blank_before):
+        if not line or (blank_before and _ENVELOPE.match(line)):
             if started:
                 if too_large:
                     skipped["mail_too_large"] += 1

@@ -107,6 +107,16 @@ def _rows_of(data: bytes, tmp=None):
     return rows
 
 
+def test_a_body_line_starting_with_from_does_not_split_the_message(tmp_path):
+    body = b"Notes.\n\nFrom the orchard: forty barrels.\n"      # unescaped, as mboxcl2 keeps it
+    data = b"From jane@example.org Tue Mar  3 14:02:11 2020\n" + _plain("<one@example.org>", "x").replace(
+        b"\nx\n", b"\n" + body)
+    path = tmp_path / "cl2.mbox"
+    path.write_bytes(data)
+    rows = list(iter_mbox_pages(str(path)))
+    assert [r["text"] for r in rows] == ["Notes.\n\nFrom the orchard: forty barrels."]
+
+
 def test_quotes_are_kept_on_request_and_the_cut_tail_is_short():
     body = "On Monday Tom wrote:\n> the old line\n\nMy answer.\n"
     assert mail_text(body) == "My answer."
