@@ -67,11 +67,19 @@ def _raw_messages(path: str, skipped: Counter) -> Iterator[bytes]:
             dirs.sort()
             for name in sorted(files):
                 full = os.path.join(root, name)
-                if os.path.getsize(full) > MAX_MESSAGE_BYTES:
-                    skipped["mail_too_large"] += 1
+                try:
+                    if not os.path.isfile(full):       # a socket, a FIFO, a dangling link
+                        skipped["mail_not_a_file"] += 1
+                        continue
+                    if os.path.getsize(full) > MAX_MESSAGE_BYTES:
+                        skipped["mail_too_large"] += 1
+                        continue
+                    with open(full, "rb") as f:
+                        raw = f.read(MAX_MESSAGE_BYTES + 1)
+                except OSError as e:
+                    skipped[f"mail_unreadable:{type(e).__name__}"] += 1
                     continue
-                with open(full, "rb") as f:
-                    yield f.read()
+                yield raw
         return
     with open(path, "rb") as f:
         gz = f.read(2) == GZIP_MAGIC

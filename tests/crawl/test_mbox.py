@@ -156,3 +156,15 @@ def test_cli_imports_mbox_files_and_message_folders_once_per_message(tmp_path, c
     assert crawl["skipped_by_reason"] == {"duplicate_url": 1, "mail_no_text": 1, "mail_not_a_message": 1}
     assert cli_main(["crawl", "--mbox", str(tmp_path / "missing.mbox"), "--out", out]) == 1
     assert "mail archive not found" in capsys.readouterr().err
+
+
+def test_a_folder_with_unreadable_entries_counts_them(tmp_path):
+    folder = tmp_path / "maildir"
+    folder.mkdir()
+    (folder / "1.eml").write_bytes(_plain("<ok@example.org>", "A message that reads fine."))
+    (folder / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(folder / "pipe")
+    skipped: Counter = Counter()
+    rows = list(iter_mbox_pages(str(folder), skipped))
+    assert [r["url"] for r in rows] == ["mid:ok@example.org"]
+    assert skipped == Counter({"mail_not_a_file": 2})
