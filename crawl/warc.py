@@ -11,16 +11,14 @@ import io
 from collections import Counter
 from typing import Any, Iterator
 
-from corpus.schemas import compress_html, decompress_html
-from crawl.charset import decode_html, looks_binary
+from corpus.schemas import decompress_html
 from crawl.content_coding import payload
-from crawl.crawler import PAGE_HEADERS, now_iso
-from crawl.extract import extract_page
-from crawl.fetch import HTML_TYPES, PDF_TYPES, merged_headers, mime_of
+from crawl.crawler import now_iso
+from crawl.fetch import HTML_TYPES, PDF_TYPES, mime_of
 from crawl.identity import BOT_TOKEN
 from crawl.pdf import pdf_page_row
-from crawl.robots_meta import robots_flags
-from crawl.urls import authority_of, try_canonicalize, url_id
+from crawl.stored_page import sniffed_html, stored_page_row
+from crawl.urls import try_canonicalize
 from crawl.warc_records import converted_records
 
 MAX_RECORD_BYTES = 10 * 1024 * 1024
@@ -65,34 +63,14 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
     if not mime and not sniffed_html(body):
         skipped["wrong_type"] += 1
         return None
-    if looks_binary(body):
-        skipped["binary_content"] += 1
-        return None
-    html, enc = decode_html(body, ctype)
-    headers = merged_headers(http.headers if http is not None else [])
-    noindex, nofollow = robots_flags(html, headers.get("x-robots-tag"), user_agent)
-    ex = extract_page(html, url, fast=fast) if not noindex else None
-    date = rec.rec_headers.get_header("WARC-Date") or now_iso()
-    return {
-        "id": url_id(url), "url": url, "final_url": url, "host": authority_of(url), "depth": 0, "status": status,
-        "fetched_at": date, "fetch_ms": None, "content_type": ctype, "encoding": enc,
-        "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(headers.items()) if k in PAGE_HEADERS],
-        "raw_html_zstd": compress_html(html) if not noindex else None, "rendered_html_zstd": None,
-        "rendered": False, "robots_noindex": noindex, "robots_nofollow": nofollow,
-        # robots.txt of the archived site is unknown here: only page-level directives apply.
-        "training_allowed": not noindex,
-        "title": ex.title if ex else None, "text": ex.text if ex else None,
-        "language_hint": ex.language_hint if ex else None, "author": ex.author if ex else None,
-        "date": ex.date if ex else None, "canonical_url": ex.canonical_url if ex else None,
-        "images": ex.images if ex else [], "tables": ex.tables if ex else [],
-        "outlinks": [] if (ex is None or nofollow) else ex.outlinks, "source": "warc",
-    }
+    row, why = stored_page_row(url, body, ctype, http.headers if http is not None else [], status,
+                               rec.rec_headers.get_header("WARC-Date") or now_iso(), "warc", user_agent, fast)
+    if row is None:
+        skipped[why] += 1
+    return row
 
 
 GENERIC_TYPES = ("", "application/octet-stream", "binary/octet-stream", "application/unknown", "unknown/unknown")
-# The WHATWG MIME sniffing standard's HTML signatures: a tag name followed by space or ">".
-_HTML_SIGNATURES = (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
-                    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")
 
 
 def _declared_mime(ctype: str, rec) -> str:
@@ -103,13 +81,6 @@ def _declared_mime(ctype: str, rec) -> str:
     if mime in GENERIC_TYPES:
         mime = mime_of(rec.rec_headers.get_header("WARC-Identified-Payload-Type") or "")
     return "" if mime in GENERIC_TYPES else mime
-
-
-def sniffed_html(body: bytes) -> bool:
-    """Whether an untyped body is HTML, by the WHATWG sniffing rules (leading whitespace and a
-    UTF-8 byte order mark skipped)."""
-    head = body[:512].removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\n\r\x0c").lower()
-    return any(head.startswith(sig) and head[len(sig):len(sig) + 1] in (b" ", b">") for sig in _HTML_SIGNATURES)
 
 
 def write_warc(path: str, pages: Iterator[dict[str, Any]]) -> int:
