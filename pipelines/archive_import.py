@@ -1,4 +1,5 @@
-"""Archives into a pages dataset: WARC (and ARC) files, mbox files and message folders.
+"""Archives into a pages dataset: WARC (and ARC) files, mbox files and message folders, folders
+of saved HTML pages.
 
 Each input becomes work items (a file; a byte range of a large .warc.gz) that Beam spreads over
 the workers; each item's reader yields PAGES rows and counts, by reason, the records that gave
@@ -20,6 +21,7 @@ from corpus import objectstore
 from corpus.errors import CidermillError
 from corpus.provenance import make_provenance
 from corpus.schemas import PAGES
+from crawl.html_files import iter_html_file_pages, page_files
 from crawl.identity import BOT_TOKEN
 from crawl.mbox import iter_mbox_pages
 from crawl.warc import iter_warc_pages
@@ -111,3 +113,28 @@ def run_mbox_import(paths: Sequence[str], out_dir: str, beam_args: Sequence[str]
     items = sorted(os.path.abspath(p) for p in paths)
     return import_pages(items, functools.partial(_mbox_item, keep_quotes), out_dir, beam_args, prov,
                         f"{len(paths)} mail archive(s)", progress)
+
+
+FILES_PER_ITEM = 64
+
+
+def _html_item(root: str, base_url: str | None, user_agent: str, rels, skipped: Counter):
+    return iter_html_file_pages(root, list(rels), base_url, user_agent, fast=None, skipped=skipped)
+
+
+def run_html_import(root: str, out_dir: str, beam_args: Sequence[str] = (), base_url: str | None = None,
+                    user_agent: str = BOT_TOKEN, progress: bool = True) -> tuple[str, dict]:
+    """A folder of saved HTML pages -> OUT/pages (crawl/html_files.py); work items of
+    FILES_PER_ITEM files, so a documentation set of thousands of pages spreads over the workers."""
+    if not os.path.isdir(root):
+        raise CidermillError(f"{root}: folder of HTML pages not found")
+    if base_url and not base_url.lower().startswith(("http://", "https://")):
+        raise CidermillError(f"--base-url must be an http(s) URL (got {base_url!r})")
+    root = os.path.abspath(root)
+    rels = page_files(root)
+    if not rels:
+        raise CidermillError(f"{root}: no .html/.htm/.xhtml/.shtml files (or .gz of them) under it")
+    prov = make_provenance("pages", {"html_dir": True, "base_url": base_url, "user_agent": user_agent}, [root])
+    items = [tuple(rels[i:i + FILES_PER_ITEM]) for i in range(0, len(rels), FILES_PER_ITEM)]
+    return import_pages(items, functools.partial(_html_item, root, base_url, user_agent), out_dir, beam_args, prov,
+                        f"{len(rels)} HTML file(s) under {root}", progress)

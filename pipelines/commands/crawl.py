@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN, agent_string
 
-HELP = ("crawl seed URLs (robots.txt, politeness, headless rendering) or import WARC files or mail archives "
-        "into a pages dataset")
+HELP = ("crawl seed URLs (robots.txt, politeness, headless rendering) or import WARC files, mail archives or "
+        "saved HTML pages into a pages dataset")
 DESCRIPTION = (
     "Crawl the web from --seeds in waves (each wave a Beam pipeline) into OUT/pages (a shard dataset, "
     "schema corpus.schemas.PAGES) and OUT/log (one row per URL decision). robots.txt is honoured for "
     "--user-agent (else *); pages disallowed for --optout-token are kept for links but marked "
     "training_allowed=false. Stop any time and continue with --resume. With --warc FILES, WARC "
-    "archives are imported into the same pages dataset instead; with --mbox, mail archives (one row per message).")
+    "archives are imported into the same pages dataset instead; with --mbox, mail archives (one row per message); "
+    "with --html-dir, a folder of saved pages (one row per file).")
 BEAM = True
 
 
@@ -79,6 +80,10 @@ def configure(p):
                    "files (plain or gzip, e.g. Mailman's 2020-March.txt.gz) or folders of one-message files "
                    "(maildir, .eml); one page per message, its own words without quotes, signature or list footer")
     p.add_argument("--mbox-keep-quotes", action="store_true", help="with --mbox: keep quoted lines (> ...)")
+    p.add_argument("--html-dir", metavar="DIR", help="import a folder of saved HTML pages instead of crawling "
+                   "(a documentation set, a mirror; .html, .htm, .xhtml, .shtml, and .gz of them), one page per file")
+    p.add_argument("--base-url", metavar="URL", help="with --html-dir: the URL the folder was served at "
+                   "(pages get base URL + path, so their links resolve; default: file:// URLs)")
     p.add_argument("--pdf-dir", metavar="DIR", help="read a local folder of PDF files instead of crawling: "
                    "OUT/pages (text), OUT/pdf_pages (page images), OUT/interleaved; e.g. "
                    "`cidermill crawl --pdf-dir manuals/ --out out/pdf --pdf-dpi 150`")
@@ -98,7 +103,7 @@ def run(args, beam_args) -> int:
     from corpus.errors import ConfigError
     from crawl.crawler import CrawlConfig
     from crawl.frontier import FrontierConfig
-    from pipelines.archive_import import run_mbox_import, run_warc_import
+    from pipelines.archive_import import run_html_import, run_mbox_import, run_warc_import
     from pipelines.crawl_pipeline import run_crawl
 
     if args.pdf_dir:
@@ -111,6 +116,13 @@ def run(args, beam_args) -> int:
                                  workers=args.workers, progress=not args.quiet)
         print(json.dumps(summary, indent=1))
         return 0
+    if args.html_dir:
+        pages, summary = run_html_import(args.html_dir, args.out, beam_args, base_url=args.base_url,
+                                         user_agent=args.user_agent, progress=not args.quiet)
+        print(json.dumps({"pages": pages, **summary}, indent=1))
+        return 0
+    if args.base_url:
+        raise ConfigError("--base-url goes with --html-dir")
     if args.mbox:
         pages, summary = run_mbox_import(args.mbox, args.out, beam_args, keep_quotes=args.mbox_keep_quotes,
                                          progress=not args.quiet)
@@ -126,7 +138,7 @@ def run(args, beam_args) -> int:
         with open(args.seeds_file, encoding="utf-8") as f:
             seeds += [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
     if not seeds and not args.resume:
-        raise ConfigError("give --seeds URL [URL ...] (or --seeds-file, --resume, --warc, --mbox)")
+        raise ConfigError("give --seeds URL [URL ...] (or --seeds-file, --resume, --warc, --mbox, --html-dir)")
     for name in ("max_pages", "max_depth", "wave_size", "parallel_hosts", "browsers", "pages_per_browser",
                  "context_reuse"):
         if getattr(args, name) < (0 if name == "max_depth" else 1):
