@@ -24,6 +24,15 @@ def test_profanity_density_whole_words():
     assert s(Doc(id="b", text=clean, language="en"))[1:] == (True, None)
 
 
+def test_placeholders_and_numerals_are_not_profanity():
+    s = Safety()
+    doc = ("FindFoo sets <XXX>_FOUND, <XXX>_INCLUDE_DIRS and <XXX>_LIBRARIES for each module XXX it finds; "
+           "replace XXX with the module name. Chapter XXX covers Super Bowl XXX. ") * 3
+    assert s(Doc(id="c", text=EN + " " + doc, language="en"))[1:] == (True, None)
+    spam = "xxx porn videos, free porno, hardcore xxx clips every day. " * 3
+    assert s(Doc(id="s", text=spam, language="en"))[2] == "safety:unsafe_words"
+
+
 def test_chinese_substring_match_and_domains():
     s = Safety(blocked_domains=["bad.example"])
     assert s(Doc(id="z", text=ZH + "色情色情色情色情", language="zh"))[2] == "safety:unsafe_words"
