@@ -25,6 +25,7 @@ from crawl.extract import _links, parse_html
 from crawl.extract_pool import ExtractPool, page_task_here, shared_pool
 from crawl.fetch import HTML_TYPES, PDF_TYPES, RETRY_STATUSES, FetchConfig, Fetcher, FetchResult, mime_of
 from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
+from crawl.meta_refresh import instant_refresh_target
 from crawl.pdf import pdf_page_row
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
@@ -383,6 +384,13 @@ class WaveCrawler:
         if mime_of(res.content_type) in PDF_TYPES:
             return self._pdf_page(e, res, decision, out)
         url, final, html = e["url"], res.final_url, res.html or ""
+        target = instant_refresh_target(html, final)
+        if target is not None:   # <meta http-equiv="refresh" content="0; url=...">: a redirect
+            canon, _ = try_canonicalize(target)
+            if canon is not None:
+                out.links.append(link_row(canon, e.get("depth", 0), url, "redirect"))
+            out.log.append(self._log(e, "skipped", "meta_refresh", target, res))
+            return
         noindex, nofollow = robots_flags(html, res.headers.get("x-robots-tag"), c.user_agent)
         final_decision = self.robots.decide(final) if final != url else decision
         big = len(res.body) > c.max_bytes

@@ -11,6 +11,7 @@ from crawl.charset import decode_html, looks_binary
 from crawl.crawler import PAGE_HEADERS
 from crawl.extract import extract_page
 from crawl.fetch import merged_headers
+from crawl.meta_refresh import instant_refresh_target
 from crawl.robots_meta import robots_flags
 from crawl.urls import authority_of, url_id
 
@@ -28,10 +29,13 @@ def sniffed_html(body: bytes) -> bool:
 
 def stored_page_row(url: str, body: bytes, ctype: str, header_items: list, status: int, date: str, source: str,
                     user_agent: str, fast: bool | None) -> tuple[dict[str, Any] | None, str | None]:
-    """(row, None), or (None, "binary_content") for bytes that are not text. `url` is canonical;
+    """(row, None), or (None, why): "binary_content" for bytes that are not text, "meta_refresh"
+    for a page that redirects at once (crawl/meta_refresh.py). `url` is canonical;
     `header_items` are the stored HTTP headers as (name, value) pairs; `date` is ISO-8601."""
     if looks_binary(body):
         return None, "binary_content"
+    if instant_refresh_target(body, url) is not None:   # a redirect written in the page, as a crawl reads it
+        return None, "meta_refresh"
     html, enc = decode_html(body, ctype)
     headers = merged_headers(header_items)
     noindex, nofollow = robots_flags(html, headers.get("x-robots-tag"), user_agent)
