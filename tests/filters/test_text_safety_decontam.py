@@ -27,7 +27,8 @@ def test_profanity_density_whole_words():
 def test_placeholders_and_numerals_are_not_profanity():
     s = Safety()
     doc = ("FindFoo sets <XXX>_FOUND, <XXX>_INCLUDE_DIRS and <XXX>_LIBRARIES for each module XXX it finds; "
-           "replace XXX with the module name. Chapter XXX covers Super Bowl XXX. ") * 3
+           "replace XXX with the module name. Chapter XXX covers Super Bowl XXX. "
+           "xx, yy = np.meshgrid(x, y); Z = clf.decision_function(np.c_[xx.ravel(), yy.ravel()]) ") * 3
     assert s(Doc(id="c", text=EN + " " + doc, language="en"))[1:] == (True, None)
     spam = "xxx porn videos, free porno, hardcore xxx clips every day. " * 3
     assert s(Doc(id="s", text=spam, language="en"))[2] == "safety:unsafe_words"
