@@ -119,8 +119,8 @@ def _is_gzipped(f: BinaryIO) -> bool:
     comes first: a gzip header or a WARC line."""
     f.seek(0)
     head = f.read(len(GZIP_MAGIC))
-    if head == GZIP_MAGIC or not head or b"WARC/".startswith(head):
-        return head == GZIP_MAGIC
+    if head == GZIP_MAGIC or not head or b"WARC/".startswith(head) or b"filedesc:".startswith(head):
+        return head == GZIP_MAGIC        # (an ARC file starts with its filedesc record)
     gz, plain = next_record_start(f, 0, True), next_record_start(f, 0, False)
     return gz is not None and (plain is None or gz < plain)
 
