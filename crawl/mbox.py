@@ -91,24 +91,20 @@ def split_mbox(f: BinaryIO, skipped: Counter) -> Iterator[bytes]:
     """The messages of an mbox stream: each begins at a "From " envelope line (sender and date)
     that starts the file or follows a blank line; the envelope is not part of the message. A message
     over MAX_MESSAGE_BYTES is counted as mail_too_large and skipped without being held."""
-    parts: list[bytes] = []
-    size, started, too_large, blank_before = 0, False, False, True
+    parts: list[bytes] = []      # bytes before the first envelope are a message too (a lone .eml)
+    size, too_large, blank_before = 0, False, True
     while True:
         line = f.readline(1 << 16)
         if not line or (blank_before and _ENVELOPE.match(line)):
-            if started:
-                if too_large:
-                    skipped["mail_too_large"] += 1
-                elif parts:
-                    yield _FROM_ESCAPED.sub(lambda m: m.group(0)[1:], b"".join(parts))
+            if too_large:
+                skipped["mail_too_large"] += 1
+            elif parts:
+                yield _FROM_ESCAPED.sub(lambda m: m.group(0)[1:], b"".join(parts))
             if not line:
                 return
-            parts, size, started, too_large = [], 0, True, False
-            blank_before = False
+            parts, size, too_large, blank_before = [], 0, False, False
             continue
         blank_before = line in (b"\n", b"\r\n")
-        if not started:          # bytes before the first "From " line: not an mbox, or a damaged head
-            started = True
         size += len(line)
         if size > MAX_MESSAGE_BYTES:
             too_large, parts = True, []

@@ -25,7 +25,8 @@ HEAD_BYTES = 64 * 1024     # the tag belongs in <head>: the first 64 KiB are sea
 def refresh(html: str | bytes) -> tuple[float, str] | None:
     """(delay in seconds, URL as written) of the page's first refresh meta tag; None without one
     (or one with no URL: a page reloading itself)."""
-    head = (html.encode("utf-8", "replace") if isinstance(html, str) else html)[:HEAD_BYTES]
+    # slice before encoding: a crawled page is a str of any size, and only its head is read
+    head = (html[:HEAD_BYTES].encode("utf-8", "replace") if isinstance(html, str) else html)[:HEAD_BYTES]
     for tag in _META.finditer(head):
         if not _HTTP_EQUIV.search(tag.group(0)):
             continue

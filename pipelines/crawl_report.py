@@ -25,9 +25,9 @@ def _pct(values: list[float], q: float) -> float | None:
 
 def write_crawl_report(pages_dir: str, log_dir: str | None, pending: int = 0,
                        record_drops: Counter | None = None, read_rows: int = 0) -> dict:
-    """The report of a crawl (from its log) or of a WARC import (no log: `record_drops` counts the
-    records that gave no page, by reason, and `read_rows` the pages read before the same URL in
-    two files was kept once)."""
+    """The report of a crawl (from its log) or of an import (pipelines/archive_import.py; no log:
+    `record_drops` counts the records that gave no page, by reason, and `read_rows` the pages read
+    before the same URL in two work items was kept once)."""
     stats = ReportStats()
     samples = Samples()
     crawl = stats.stage("crawl")
@@ -78,7 +78,7 @@ def write_crawl_report(pages_dir: str, log_dir: str | None, pending: int = 0,
     if log_dir is None and record_drops is not None:
         drops = Counter(record_drops)
         if read_rows > n_pages:
-            drops["duplicate_url"] += read_rows - n_pages   # the same URL in two WARC files
+            drops["duplicate_url"] += read_rows - n_pages   # the same URL in two files (or ranges)
         crawl.rows_in, crawl.kept = n_pages + sum(drops.values()), n_pages
         crawl.dropped.update(drops)
         skipped = sum(drops.values())
