@@ -19,6 +19,7 @@ ARC files, the format before WARC, come through warcio's conversion as WARC reco
 from __future__ import annotations
 
 import os
+import re
 import zlib
 from collections import Counter
 from typing import Any, BinaryIO, Callable, Iterator
@@ -27,6 +28,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 WARC_LINE = b"\nWARC/1."
+HEADER_LIMIT = 1 << 16     # a WARC record header longer than this is taken as damage
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,15})[ \t]*\r\n", re.I)
 SCAN_CHUNK = 1 << 20
 READ_CHUNK = 1 << 16
 # Larger than any record the readers keep (10 MiB pages, 20 MiB images) with its headers.
@@ -202,6 +205,7 @@ def _plausible_header(f: BinaryIO, pos: int) -> bool:
 
 
 def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -> Iterator:
+    check = _is_warc_file(f)
     start = 0
     while True:
         f.seek(start)
@@ -210,15 +214,58 @@ def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) 
         try:
             for rec in it:
                 last = it.offset
+                if check and not _plain_record_ends_well(f, last):
+                    skipped["warc_corrupt:BadContentLength"] += 1
+                    break
                 if fresh(rec):
                     yield rec
-            return
+            else:
+                return
         except Exception as e:  # noqa: BLE001  (a corrupt record: resume after it)
             skipped[f"warc_corrupt:{type(e).__name__}"] += 1
         resume = next_record_start(f, last + 1, gzipped=False)
         if resume is None:
             return
         start = resume
+
+
+def _is_warc_file(f: BinaryIO) -> bool:
+    """A plain WARC (not ARC) that can be read at an offset without moving the reader's position."""
+    try:
+        head = os.pread(f.fileno(), 16, 0)
+    except (AttributeError, OSError, ValueError):   # no file descriptor (an in-memory file)
+        return False
+    return head.lstrip(b"\r\n").startswith(b"WARC/")
+
+
+def _plain_record_ends_well(f: BinaryIO, pos: int) -> bool:
+    """Whether the plain WARC record at `pos` ends where its Content-Length says: its block is
+    followed by the two CRLFs that close a record (the standard's form), then the next record's
+    `WARC/` line or the end of the file. A plain WARC has no checksum, so a length that grew or shrank is the one damage
+    that can be seen, and warcio reads it as a record holding part of the next one (or cut short).
+    Read with pread on the file's descriptor, which leaves the position warcio reads from alone."""
+    fd = f.fileno()
+    head = os.pread(fd, HEADER_LIMIT, pos)
+    lead = len(head) - len(head.lstrip(b"\r\n"))
+    end = head.find(b"\r\n\r\n", lead)
+    m = _CONTENT_LENGTH.search(head, lead, end + 2) if end > 0 else None
+    if m is None:
+        return False
+    block_end = pos + end + 4 + int(m.group(1))
+    if block_end > os.fstat(fd).st_size:     # cut short, or a length past the end of the file
+        return False
+    after = os.pread(fd, 64, block_end)
+    if not after:                            # the file ends with the block (its closing lines cut)
+        return True
+    if not after.startswith(b"\r\n\r\n"):    # no record closes here: the length is wrong
+        return False
+    rest = after[4:].lstrip(b"\r\n")
+    if (not rest and len(after) < 64) or rest.startswith(b"WARC/"):
+        return True
+    # Closed where the length says, but no record follows: the next record's own line is damaged,
+    # unless the length grew over a whole record onto an HTTP header's blank line.
+    block = os.pread(fd, block_end - (pos + end + 4), pos + end + 4)
+    return b"\r\n\r\nWARC/1." not in block
 
 
 def converted_records(path: str, types: tuple[str, ...], convert: Callable[[Any], Any],

@@ -102,6 +102,40 @@ def test_damage_deep_inside_a_long_record_costs_that_record_only(tmp_path):
     assert skipped["warc_corrupt:CorruptMember"] == 1
 
 
+@pytest.mark.parametrize("delta", [-400, -1, 1, 5, 2000, 10 ** 6])
+@pytest.mark.parametrize("k", [0, 3, N - 1])
+def test_a_wrong_content_length_in_a_plain_warc_costs_that_record_only(tmp_path, k, delta):
+    """A plain WARC has no checksum: a Content-Length that grew read as a record holding the next
+    one (lost), and one that shrank as a record cut short (kept damaged). The record is now checked
+    against the blank lines and the next `WARC/` line that must follow it."""
+    data, off = _warc(False)
+    clean = {r["url"]: r["text"] for r in iter_warc_pages(str(_write(tmp_path, data, "clean.warc")))}
+    rec = data[off[k]:off[k + 1]]
+    i = rec.index(b"Content-Length: ") + len(b"Content-Length: ")
+    j = rec.index(b"\r\n", i)
+    rec = rec[:i] + str(int(rec[i:j]) + delta).encode() + rec[j:]
+    path = _write(tmp_path, data[:off[k]] + rec + data[off[k + 1]:], "bad.warc")
+    skipped: Counter = Counter()
+    rows = list(iter_warc_pages(str(path), skipped=skipped))
+    assert sorted(r["url"] for r in rows) == sorted(_url(i) for i in range(N) if i != k)
+    assert all(r["text"] == clean[r["url"]] for r in rows)
+    assert skipped["warc_corrupt:BadContentLength"] == 1
+
+
+def test_a_plain_warc_whose_next_record_line_is_garbled_keeps_the_record_before(tmp_path):
+    data, off = _warc(False)
+    bad = data[:off[3]] + b"XXXXXXXX" + data[off[3] + 8:]
+    urls, skipped = _pages(tmp_path, bad, "next.warc")
+    assert urls == [_url(i) for i in range(N) if i != 3]
+    assert "warc_corrupt:BadContentLength" not in skipped
+
+
+def _write(tmp_path, data: bytes, name: str):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
 def test_a_damaged_first_gzip_header_is_still_read_as_gzip(tmp_path):
     data, _ = _warc(True)
     bad = bytearray(data)
