@@ -31,6 +31,7 @@ from urllib.parse import quote
 from crawl.urls import url_id
 
 MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+SPLIT_BYTES = 16 << 20      # the span of a plain mbox one worker reads (mbox_ranges): messages are small
 GZIP_MAGIC = b"\x1f\x8b"
 _FROM_ESCAPED = re.compile(rb"^>+From ", re.M)          # mboxrd: ">From " in a body, one ">" added
 # An envelope line: "From sender date", the date with a clock time ("Tue Mar  3 14:02:11 2020");
@@ -46,11 +47,13 @@ _PGP_SIG = re.compile(r"^-----BEGIN PGP SIGNATURE-----$.*?^-----END PGP SIGNATUR
 TAIL_LINES = 12     # a signature or a footer is this short; a longer tail is the message
 
 
-def iter_mbox_pages(path: str, skipped: Counter | None = None, keep_quotes: bool = False) -> Iterator[dict[str, Any]]:
-    """PAGES rows from one mbox file (plain or gzip) or a folder of one-message files."""
+def iter_mbox_pages(path: str, skipped: Counter | None = None, keep_quotes: bool = False,
+                    span: tuple[int, int | None] = (0, None)) -> Iterator[dict[str, Any]]:
+    """PAGES rows from one mbox file (plain or gzip) or a folder of one-message files; of a plain
+    mbox, only the messages whose envelope line starts in `span` (mbox_ranges)."""
     skipped = skipped if skipped is not None else Counter()
     fallback_date = datetime.fromtimestamp(os.path.getmtime(path), timezone.utc).isoformat(timespec="seconds")
-    for raw in _raw_messages(path, skipped):
+    for raw in _raw_messages(path, skipped, span):
         try:
             row, why = message_row(raw, fallback_date, keep_quotes, os.path.basename(path.rstrip("/")))
         except Exception as e:  # noqa: BLE001  (one broken message: counted, the next one is read)
@@ -61,7 +64,21 @@ def iter_mbox_pages(path: str, skipped: Counter | None = None, keep_quotes: bool
         yield row
 
 
-def _raw_messages(path: str, skipped: Counter) -> Iterator[bytes]:
+def mbox_ranges(path: str, split_bytes: int | None = None) -> list[tuple[int, int | None]]:
+    """Byte ranges of an mbox file that workers can read apart: fixed spans of `split_bytes` in a
+    plain (not gzip) file larger than that, the same whatever the worker count; the whole file or
+    folder otherwise. A range holds the messages whose envelope line starts in it."""
+    split = SPLIT_BYTES if split_bytes is None else split_bytes
+    if os.path.isdir(path) or os.path.getsize(path) <= split:
+        return [(0, None)]
+    with open(path, "rb") as f:
+        if f.read(2) == GZIP_MAGIC:
+            return [(0, None)]
+    size = os.path.getsize(path)
+    return [(a, min(a + split, size)) for a in range(0, size, split)]
+
+
+def _raw_messages(path: str, skipped: Counter, span: tuple[int, int | None] = (0, None)) -> Iterator[bytes]:
     if os.path.isdir(path):
         for root, dirs, files in os.walk(path):
             dirs.sort()
@@ -83,28 +100,56 @@ def _raw_messages(path: str, skipped: Counter) -> Iterator[bytes]:
         return
     with open(path, "rb") as f:
         gz = f.read(2) == GZIP_MAGIC
-    with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
-        yield from split_mbox(f, skipped)
+    if gz:
+        with gzip.open(path, "rb") as f:
+            yield from split_mbox(f, skipped)
+        return
+    with open(path, "rb") as f:
+        yield from split_mbox(f, skipped, *span)
 
 
-def split_mbox(f: BinaryIO, skipped: Counter) -> Iterator[bytes]:
+def _line_start_at_or_after(f: BinaryIO, pos: int) -> tuple[int, bool]:
+    """(offset of the first line that starts at or after `pos`, whether the line before it is
+    blank); the file is left positioned there."""
+    f.seek(pos - 1)
+    while True:       # to the end of the line holding pos - 1 (long lines come in pieces)
+        piece = f.readline(1 << 16)
+        pos = f.tell()
+        if not piece or piece.endswith(b"\n"):
+            break
+    f.seek(max(0, pos - 3))
+    before = f.read(pos - max(0, pos - 3))
+    f.seek(pos)
+    return pos, before.endswith((b"\n\n", b"\n\r\n")) or before in (b"\n", b"\r\n")
+
+
+def split_mbox(f: BinaryIO, skipped: Counter, start: int = 0, end: int | None = None) -> Iterator[bytes]:
     """The messages of an mbox stream: each begins at a "From " envelope line (sender and date)
     that starts the file or follows a blank line; the envelope is not part of the message. A message
-    over MAX_MESSAGE_BYTES is counted as mail_too_large and skipped without being held."""
+    over MAX_MESSAGE_BYTES is counted as mail_too_large and skipped without being held. Of a
+    seekable file, `start`/`end` keep the messages whose envelope starts in [start, end): the last
+    one is read past `end` to its own end, and what precedes the first envelope after a `start`
+    past 0 is the previous range's."""
     parts: list[bytes] = []      # bytes before the first envelope are a message too (a lone .eml)
-    size, too_large, blank_before = 0, False, True
+    size, too_large, blank_before, started = 0, False, True, start == 0
+    pos = 0
+    if start > 0:
+        pos, blank_before = _line_start_at_or_after(f, start)
     while True:
         line = f.readline(1 << 16)
+        at, pos = pos, pos + len(line)
         if not line or (blank_before and _ENVELOPE.match(line)):
             if too_large:
                 skipped["mail_too_large"] += 1
             elif parts:
                 yield _FROM_ESCAPED.sub(lambda m: m.group(0)[1:], b"".join(parts))
-            if not line:
+            if not line or (end is not None and at >= end):
                 return
-            parts, size, too_large, blank_before = [], 0, False, False
+            parts, size, too_large, blank_before, started = [], 0, False, False, True
             continue
         blank_before = line in (b"\n", b"\r\n")
+        if not started:
+            continue
         size += len(line)
         if size > MAX_MESSAGE_BYTES:
             too_large, parts = True, []

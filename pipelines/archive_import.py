@@ -23,7 +23,7 @@ from corpus.provenance import make_provenance
 from corpus.schemas import PAGES
 from crawl.html_files import iter_html_file_pages, page_files
 from crawl.identity import BOT_TOKEN
-from crawl.mbox import iter_mbox_pages
+from crawl.mbox import iter_mbox_pages, mbox_ranges
 from crawl.warc import iter_warc_pages
 from crawl.warc_records import warc_ranges
 from pipelines.beam_options import pipeline_options
@@ -98,19 +98,22 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
                         f"{len(files)} WARC file(s)", progress)
 
 
-def _mbox_item(keep_quotes: bool, path: str, skipped: Counter):
-    return iter_mbox_pages(path, skipped, keep_quotes=keep_quotes)
+def _mbox_item(keep_quotes: bool, item, skipped: Counter):
+    path, start, end = item
+    return iter_mbox_pages(path, skipped, keep_quotes=keep_quotes, span=(start, end))
 
 
 def run_mbox_import(paths: Sequence[str], out_dir: str, beam_args: Sequence[str] = (), keep_quotes: bool = False,
-                    progress: bool = True) -> tuple[str, dict]:
+                    progress: bool = True, split_bytes: int | None = None) -> tuple[str, dict]:
     """mbox files (plain or gzip) and folders of one-message files -> OUT/pages, one row per
-    message (crawl/mbox.py); one work item per file or folder."""
+    message (crawl/mbox.py); a work item is a file or folder, or one range of a large plain mbox
+    (crawl.mbox.mbox_ranges), so one big archive keeps every worker busy."""
     for path in paths:
         if not os.path.exists(path):
             raise CidermillError(f"{path}: mail archive not found")
     prov = make_provenance("pages", {"mbox": True, "keep_quotes": keep_quotes}, list(paths))
-    items = sorted(os.path.abspath(p) for p in paths)
+    items = [(path, a, b) for path in sorted(os.path.abspath(p) for p in paths)
+             for a, b in mbox_ranges(path, split_bytes)]
     return import_pages(items, functools.partial(_mbox_item, keep_quotes), out_dir, beam_args, prov,
                         f"{len(paths)} mail archive(s)", progress)
 

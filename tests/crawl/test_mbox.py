@@ -168,3 +168,55 @@ def test_a_folder_with_unreadable_entries_counts_them(tmp_path):
     rows = list(iter_mbox_pages(str(folder), skipped))
     assert [r["url"] for r in rows] == ["mid:ok@example.org"]
     assert skipped == Counter({"mail_not_a_file": 2})
+
+
+def _many(n: int, crlf: bool = False) -> bytes:
+    """n messages of different sizes, with body lines that start with "From " (escaped and not),
+    a long line, and blank lines, as a large archive has them."""
+    msgs = []
+    for i in range(n):
+        body = (f"Message {i} about the press.\n\n" + "cider apples " * (i * 7 % 50) +
+                "\nFrom the orchard: a body line, unescaped.\n\nFrom here on, more words.\n" +
+                ("x" * 70_000 + "\n" if i % 9 == 4 else ""))
+        msgs.append(_plain(f"<m{i}@example.org>", body, subject=f"Note {i}"))
+    data = b"".join(b"From jane@example.org Tue Mar  3 14:02:%02d 2020\n" % (i % 60) + m.rstrip(b"\n") + b"\n\n"
+                    for i, m in enumerate(msgs))
+    return data.replace(b"\n", b"\r\n") if crlf else data
+
+
+def test_ranges_of_a_large_mbox_hold_each_message_once(tmp_path):
+    from crawl.mbox import mbox_ranges, split_mbox
+    for crlf in (False, True):
+        path = tmp_path / f"big{crlf}.mbox"
+        path.write_bytes(_many(40, crlf))
+        with open(path, "rb") as f:
+            whole = list(split_mbox(f, Counter()))
+        assert len(whole) == 40
+        size = path.stat().st_size
+        data = path.read_bytes()
+        envelopes = [i for i in range(size) if data.startswith(b"From jane", i)]
+        cuts = sorted({c for e in envelopes for c in (e - 2, e - 1, e, e + 1) if 0 < c < size})
+        layouts = [mbox_ranges(str(path), split) for split in (97, 1000, 4096, 70_001, 10 ** 9)]
+        layouts.append(list(zip([0] + cuts, cuts + [size])))     # a range border next to every envelope
+        for ranges in layouts:
+            assert ranges[0][0] == 0 and (len(ranges) == 1 or ranges[-1][1] == size)
+            got = []
+            with open(path, "rb") as f:
+                for a, b in ranges:
+                    got.extend(split_mbox(f, Counter(), a, b))
+            assert got == whole, (crlf, len(ranges))
+
+
+def test_a_large_mbox_imports_over_ranges_as_one_file(tmp_path, capsys):
+    from pipelines.archive_import import run_mbox_import
+    path = tmp_path / "big.mbox"
+    path.write_bytes(_many(30))
+    digests = []
+    for split in (None, 5000):
+        out = tmp_path / f"out{split}"
+        pages, summary = run_mbox_import([str(path)], str(out), ["--direct_num_workers=1"], progress=False,
+                                         split_bytes=split)
+        rows = sorted((r["url"], r["text"]) for r in ShardDataset(pages).iter_rows(["url", "text"]))
+        assert len(rows) == 30 and summary["skipped"] == 0
+        digests.append(rows)
+    assert digests[0] == digests[1]
