@@ -18,6 +18,9 @@ ARC files, the format before WARC, come through warcio's conversion as WARC reco
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import os
 import re
 import zlib
@@ -214,9 +217,13 @@ def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) 
         try:
             for rec in it:
                 last = it.offset
-                if check and not _plain_record_ends_well(f, last):
+                problem = _plain_record_problem(f, last) if check else None
+                if problem == "BadContentLength":
                     skipped["warc_corrupt:BadContentLength"] += 1
                     break
+                if problem:                  # whole where it stands, but its bytes are damaged
+                    skipped[f"warc_corrupt:{problem}"] += 1
+                    continue
                 if fresh(rec):
                     yield rec
             else:
@@ -238,11 +245,16 @@ def _is_warc_file(f: BinaryIO) -> bool:
     return head.lstrip(b"\r\n").startswith(b"WARC/")
 
 
-def _plain_record_ends_well(f: BinaryIO, pos: int) -> bool:
-    """Whether the plain WARC record at `pos` ends where its Content-Length says: its block is
-    followed by the two CRLFs that close a record (the standard's form), then the next record's
-    `WARC/` line or the end of the file. A plain WARC has no checksum, so a length that grew or shrank is the one damage
-    that can be seen, and warcio reads it as a record holding part of the next one (or cut short).
+def _plain_record_problem(f: BinaryIO, pos: int) -> str | None:
+    """What is wrong with the plain WARC record at `pos`, or None.
+
+    A plain WARC has no checksum over the file, so two checks stand in for gzip's CRC:
+    - "BadContentLength": the block does not end where its Content-Length says. It must be
+      followed by the two CRLFs that close a record (the standard's form), then the next record's
+      `WARC/` line or the end of the file; warcio reads a length that grew as a record holding
+      part of the next one, and one that shrank as a record cut short.
+    - "BlockDigest": the block's bytes do not match its WARC-Block-Digest (sha1, sha256, sha512 or
+      md5; base32, hex or base64), where the record has one (revisits and segments excepted).
     Read with pread on the file's descriptor, which leaves the position warcio reads from alone."""
     fd = f.fileno()
     head = os.pread(fd, HEADER_LIMIT, pos)
@@ -250,8 +262,18 @@ def _plain_record_ends_well(f: BinaryIO, pos: int) -> bool:
     end = head.find(b"\r\n\r\n", lead)
     m = _CONTENT_LENGTH.search(head, lead, end + 2) if end > 0 else None
     if m is None:
-        return False
-    block_end = pos + end + 4 + int(m.group(1))
+        return "BadContentLength"
+    block_start = pos + end + 4
+    block_end = block_start + int(m.group(1))
+    if not _closed_at(fd, block_start, block_end):
+        return "BadContentLength"
+    digest = _block_digest(head[lead:end + 2])
+    if digest is not None and not _digest_matches(fd, block_start, block_end, *digest):
+        return "BlockDigest"
+    return None
+
+
+def _closed_at(fd: int, block_start: int, block_end: int) -> bool:
     if block_end > os.fstat(fd).st_size:     # cut short, or a length past the end of the file
         return False
     after = os.pread(fd, 64, block_end)
@@ -264,8 +286,43 @@ def _plain_record_ends_well(f: BinaryIO, pos: int) -> bool:
         return True
     # Closed where the length says, but no record follows: the next record's own line is damaged,
     # unless the length grew over a whole record onto an HTTP header's blank line.
-    block = os.pread(fd, block_end - (pos + end + 4), pos + end + 4)
-    return b"\r\n\r\nWARC/1." not in block
+    return b"\r\n\r\nWARC/1." not in os.pread(fd, block_end - block_start, block_start)
+
+
+_DIGEST_SIZES = {"sha1": 20, "sha256": 32, "sha512": 64, "md5": 16}
+_BLOCK_DIGEST = re.compile(rb"\r\nwarc-block-digest:[ \t]*([a-z0-9-]+):[ \t]*([A-Za-z0-9+/=_-]+)[ \t]*\r\n", re.I)
+_NOT_CHECKED = re.compile(rb"\r\n(warc-type:[ \t]*revisit|warc-segment-number:)", re.I)
+
+
+def _block_digest(header: bytes) -> tuple[str, bytes] | None:
+    """(hashlib name, digest bytes) of a header's WARC-Block-Digest, or None where there is none to
+    check: no such line, an algorithm or encoding not known here, a revisit or a segment."""
+    m = _BLOCK_DIGEST.search(header)
+    if m is None or _NOT_CHECKED.search(header):
+        return None
+    algo = m.group(1).decode().lower().replace("-", "")
+    size, value = _DIGEST_SIZES.get(algo), m.group(2).decode()
+    if size is None:
+        return None
+    for decode in (bytes.fromhex, lambda v: base64.b32decode(v.upper() + "=" * (-len(v) % 8)), base64.b64decode):
+        try:
+            raw = decode(value)
+        except (ValueError, binascii.Error):
+            continue
+        if len(raw) == size:
+            return algo, raw
+    return None
+
+
+def _digest_matches(fd: int, start: int, end: int, algo: str, want: bytes) -> bool:
+    h = hashlib.new(algo)
+    while start < end:
+        chunk = os.pread(fd, min(READ_CHUNK * 16, end - start), start)
+        if not chunk:
+            return False
+        h.update(chunk)
+        start += len(chunk)
+    return h.digest() == want
 
 
 def converted_records(path: str, types: tuple[str, ...], convert: Callable[[Any], Any],

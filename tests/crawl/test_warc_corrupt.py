@@ -122,6 +122,25 @@ def test_a_wrong_content_length_in_a_plain_warc_costs_that_record_only(tmp_path,
     assert skipped["warc_corrupt:BadContentLength"] == 1
 
 
+def test_a_damaged_block_in_a_plain_warc_is_caught_by_its_digest(tmp_path):
+    """A plain WARC has no CRC: a changed byte inside a body read as good text. The record's
+    WARC-Block-Digest (warcio, wget and Common Crawl write one) now catches it."""
+    data, off = _warc(False)
+    bad = bytearray(data)
+    at = data.index(b"<article><p>", off[4]) + 20
+    bad[at] ^= 0x01                                  # one letter of record 4's text
+    urls, skipped = _pages(tmp_path, bytes(bad), "digest.warc")
+    assert urls == [_url(i) for i in range(N) if i != 4]
+    assert skipped["warc_corrupt:BlockDigest"] == 1
+    # without a digest line there is nothing to check against: the record is kept as it reads
+    rec = bytes(bad[off[4]:off[5]])
+    line = rec[rec.index(b"WARC-Block-Digest:"):]
+    line = line[:line.index(b"\r\n") + 2]
+    undigested = bytes(bad[:off[4]]) + rec.replace(line, b"") + bytes(bad[off[5]:])
+    urls, skipped = _pages(tmp_path, undigested, "nodigest.warc")
+    assert urls == [_url(i) for i in range(N)] and not skipped
+
+
 def test_a_plain_warc_whose_next_record_line_is_garbled_keeps_the_record_before(tmp_path):
     data, off = _warc(False)
     bad = data[:off[3]] + b"XXXXXXXX" + data[off[3] + 8:]
