@@ -11,9 +11,12 @@ So in a .warc.gz this module decompresses the gzip members itself, one per recor
 are written: a member up to PREFETCH_BYTES is inflated whole, its CRC checked, before warcio parses
 its record from the clean bytes; a larger one is streamed, and a failure raises. A member that
 fails costs that member: the file is scanned from just after its start for the next gzip header,
-and reading goes on there. In a plain .warc the scan looks for the next `WARC/1.x` line after the
+and reading goes on there. In a plain .warc the scan looks for the next `WARC/1.x` line (in a plain
+ARC, the next ARC header line: URL, IP, 14-digit date, ..., length) after the
 last record read. Each resumption starts further into the file than the last, so the scan ends.
 A record already yielded (same WARC-Record-ID) is not yielded again, whatever the scan finds.
+With no CRC in a plain .warc, each record is checked against its Content-Length and its
+WARC-Block-Digest instead (_plain_record_problem).
 ARC files, the format before WARC, come through warcio's conversion as WARC records.
 """
 from __future__ import annotations
@@ -32,6 +35,9 @@ from warcio.archiveiterator import ArchiveIterator
 GZIP_MAGIC = b"\x1f\x8b\x08"
 WARC_LINE = b"\nWARC/1."
 HEADER_LIMIT = 1 << 16     # a WARC record header longer than this is taken as damage
+ARC_START = b"filedesc://"
+ARC_HEADER_MAX = 4096      # an ARC header line is one line: URL, IP, date, type, ..., length
+_ARC_HEADER = re.compile(rb"\n[a-zA-Z][a-zA-Z0-9+.-]{0,15}:[^\s]{1,4000} [^\s]{1,64} \d{14} [^\n]{0,1000}?\b\d{1,15}\r?\n")
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,15})[ \t]*\r\n", re.I)
 SCAN_CHUNK = 1 << 20
 READ_CHUNK = 1 << 16
@@ -209,6 +215,8 @@ def _plausible_header(f: BinaryIO, pos: int) -> bool:
 
 def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -> Iterator:
     check = _is_warc_file(f)
+    f.seek(0)
+    arc = f.read(len(ARC_START)) == ARC_START
     start = 0
     while True:
         f.seek(start)
@@ -230,10 +238,27 @@ def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) 
                 return
         except Exception as e:  # noqa: BLE001  (a corrupt record: resume after it)
             skipped[f"warc_corrupt:{type(e).__name__}"] += 1
-        resume = next_record_start(f, last + 1, gzipped=False)
+        resume = next_arc_record_start(f, last + 1) if arc else next_record_start(f, last + 1, gzipped=False)
         if resume is None:
             return
         start = resume
+
+
+def next_arc_record_start(f: BinaryIO, pos: int) -> int | None:
+    """The first offset >= pos where an ARC record's header line begins (after a newline: URL,
+    IP, 14-digit date, ..., length; versions 1 and 2), or None at the end of the file."""
+    f.seek(max(0, pos - 1))
+    base, tail = f.tell(), b""
+    while True:
+        chunk = f.read(SCAN_CHUNK)
+        if not chunk:
+            return None
+        data = tail + chunk
+        m = _ARC_HEADER.search(data)
+        if m is not None:
+            return base - len(tail) + m.start() + 1
+        tail = data[-ARC_HEADER_MAX:]
+        base += len(chunk)
 
 
 def _is_warc_file(f: BinaryIO) -> bool:

@@ -98,6 +98,23 @@ def test_arc_files_read_like_warc(tmp_path):
         assert TEXT in rows[0]["text"] and skipped == Counter({"warc_warcinfo": 1})
 
 
+def test_a_corrupt_record_in_a_plain_arc_costs_that_record_only(tmp_path):
+    """Reading resumes at the next ARC header line (there is no WARC/ line to find in an ARC file)."""
+    desc = b"1 0 Internet Archive\nURL IP-address Archive-date Content-type Archive-length\n"
+    parts = [b"filedesc://old.arc 0.0.0.0 20050614070159 text/plain %d\n" % len(desc) + desc + b"\n"]
+    for i in range(4):
+        html = BODY.format(f"{TEXT} Page {i}.").encode()
+        http = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(html) + html
+        parts.append(b"http://old.test/%d.html 192.0.2.1 20050614070144 text/html %d\n" % (i, len(http)) + http + b"\n")
+    parts[2] = b"\x00\x01 garbage where a header line was" + parts[2][parts[2].index(b"\n"):]
+    path = tmp_path / "damaged.arc"
+    path.write_bytes(b"".join(parts))
+    skipped: Counter = Counter()
+    urls = [r["url"] for r in iter_warc_pages(str(path), skipped=skipped)]
+    assert urls == ["http://old.test/0.html", "http://old.test/2.html", "http://old.test/3.html"]
+    assert sum(n for k, n in skipped.items() if k.startswith("warc_corrupt:")) == 1
+
+
 def test_untyped_bodies_are_sniffed_and_error_pages_skipped(tmp_path):
     """What a live crawl would keep: HTML served without a type (or as octet-stream, typed by the
     archive's own detection) is a page; redirects and error pages are not documents."""
