@@ -61,7 +61,32 @@ def main_region(blocks, keep: list[bool], prob, share: float = SHARE, items: dic
     list; unchanged when nothing is kept). `items`: the page's repeated_items when already computed."""
     teaser = teasers(blocks, items)
     root = region_root(blocks, keep, prob, share, teaser=teaser)
-    return _under(blocks, keep, whole_sections(blocks, keep, teaser, root))
+    root = whole_sections(blocks, keep, teaser, root)
+    if CLIMB_OUT_OF_LISTS:
+        root = out_of_lists(blocks, keep, teaser, root)
+    return _under(blocks, keep, root)
+
+
+CLIMB_OUT_OF_LISTS = True
+LIST_TAGS = frozenset({"dl", "table", "tbody", "thead", "tfoot"})
+
+
+def out_of_lists(blocks, keep: list[bool], teaser: list[bool], root):
+    """`root`, or its nearest ancestor that is not a list or a table, where that ancestor holds a kept
+    block (not a teaser) outside `root`. A list is a part of a page's content, not its container: on an
+    API reference the parameter list can hold 80% of the kept words, and the function's description
+    and examples beside it fell outside the region."""
+    top = root
+    while top is not None and isinstance(top.tag, str) and top.tag.lower() in LIST_TAGS:
+        top = top.getparent()
+    if top is None or top is root:
+        return root
+    for b, k, t in zip(blocks, keep, teaser):
+        if k and not t:
+            chain = ancestors(b.el)
+            if any(a is top for a in chain) and not any(a is root for a in chain):
+                return top
+    return root
 
 
 def _section_signature(el):

@@ -143,3 +143,33 @@ def test_the_region_is_the_whole_content_not_its_longest_section():
         only_long = [k and b.text not in (STORY[0], "Description", "Notes") for b, k in zip(blocks, keep)]
         out = main_region(blocks, only_long, prob)
         assert TEASERS[0][1] not in [b.text for b, k in zip(blocks, out) if k]
+
+
+def _api_page() -> str:
+    """A Sphinx API page: the function's description, a parameter list that outweighs it, an example;
+    beside them a sidebar of the module's other functions."""
+    params = "".join(f"<dt>param{i} : int</dt><dd><p>{p}</p></dd>" for i, p in enumerate(STORY))
+    return ("<html><body><div class='side'><p>" + TEASERS[0][1] + "</p></div>" + "</div><div class='body' role='main'>"
+            "<dl class='py function'><dt class='sig'>press(apples, *, params)</dt><dd>"
+            "<p>Press the apples of one harvest into juice for the cooperative's barrels.</p>"
+            "<p>Read more in the User Guide.</p>"
+            f"<dl class='field-list'>{params}</dl>"
+            "<p class='rubric'>Examples</p><p>Pressing a crate gives about forty litres of juice.</p>"
+            "</dd></dl></div></body></html>")
+
+
+def test_a_parameter_list_is_part_of_the_region_not_the_region():
+    import crawl.extract_region as region
+    blocks = segment(parse_html(_api_page())).blocks
+    keep = [not b.text.startswith("press(") for b in blocks]     # the signature scored low
+    prob = [0.95 if b.text == STORY[3] else 0.9 for b in blocks]
+    kept = [b.text for b, k in zip(blocks, main_region(blocks, keep, prob)) if k]
+    assert kept[0].startswith("Press the apples") and "Read more in the User Guide." in kept
+    assert "Pressing a crate gives about forty litres of juice." in kept and STORY[7] in kept
+    assert TEASERS[0][1] not in kept                             # the sidebar stays out
+    try:   # without the rule the list alone was the region: the description fell out
+        region.CLIMB_OUT_OF_LISTS = False
+        before = [b.text for b, k in zip(blocks, main_region(blocks, keep, prob)) if k]
+    finally:
+        region.CLIMB_OUT_OF_LISTS = True
+    assert not before[0].startswith("Press the apples")
