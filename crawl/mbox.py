@@ -31,6 +31,8 @@ from urllib.parse import quote
 from crawl.urls import url_id
 
 MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+MAILDIR_METADATA = ("dovecot", "courierimap", "maildirfolder", "maildirsize", "subscriptions", ".uidvalidity",
+                    ".mh_sequences", ".ds_store")
 SPLIT_BYTES = 16 << 20      # the span of a plain mbox one worker reads (mbox_ranges): messages are small
 GZIP_MAGIC = b"\x1f\x8b"
 _FROM_ESCAPED = re.compile(rb"^>+From ", re.M)          # mboxrd: ">From " in a body, one ">" added
@@ -82,7 +84,11 @@ def _raw_messages(path: str, skipped: Counter, span: tuple[int, int | None] = (0
     if os.path.isdir(path):
         for root, dirs, files in os.walk(path):
             dirs.sort()
+            if "cur" in dirs and "new" in dirs and "tmp" in dirs:
+                dirs.remove("tmp")     # a maildir's tmp/ holds messages still being delivered
             for name in sorted(files):
+                if name.lower().startswith(MAILDIR_METADATA):
+                    continue           # a mail server's index and state files, not messages
                 full = os.path.join(root, name)
                 try:
                     if not os.path.isfile(full):       # a socket, a FIFO, a dangling link

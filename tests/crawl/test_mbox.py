@@ -220,3 +220,19 @@ def test_a_large_mbox_imports_over_ranges_as_one_file(tmp_path, capsys):
         assert len(rows) == 30 and summary["skipped"] == 0
         digests.append(rows)
     assert digests[0] == digests[1]
+
+
+def test_a_maildir_skips_messages_in_delivery_and_the_servers_files(tmp_path):
+    box = tmp_path / "Maildir"
+    for sub in ("cur", "new", "tmp"):
+        (box / sub).mkdir(parents=True)
+    (box / "cur" / "1700000000.1.host:2,S").write_bytes(_plain("<cur@example.org>", OWN))
+    (box / "new" / "1700000001.2.host").write_bytes(_plain("<new@example.org>", OWN + " New."))
+    (box / "tmp" / "1700000002.3.host").write_bytes(_plain("<half@example.org>", "half writ"))
+    (box / "dovecot.index.log").write_bytes(b"\x01\x02\x00binary index")
+    (box / "dovecot-uidlist").write_bytes(b"3 V1700000000 N4\n")
+    (box / "maildirfolder").write_bytes(b"")
+    skipped: Counter = Counter()
+    rows = list(iter_mbox_pages(str(box), skipped))
+    assert sorted(r["url"] for r in rows) == ["mid:cur@example.org", "mid:new@example.org"]
+    assert not skipped
