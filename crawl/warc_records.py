@@ -54,17 +54,24 @@ class CorruptMember(Exception):
 def next_record_start(f: BinaryIO, pos: int, gzipped: bool) -> int | None:
     """The first offset >= pos where a record may begin, or None at the end of the file."""
     pattern, lead = (GZIP_MAGIC, 0) if gzipped else (WARC_LINE, 1)  # a WARC line starts after its "\n"
-    f.seek(max(0, pos - lead))
-    base, tail = f.tell(), b""
+    at = _scan(f, max(0, pos - lead), lambda data: data.find(pattern), len(pattern) - 1)
+    return None if at is None else at + lead
+
+
+def _scan(f: BinaryIO, pos: int, find: Callable[[bytes], int], overlap: int) -> int | None:
+    """The offset of the first match of `find` (index in a buffer, or -1) from `pos` on, reading
+    SCAN_CHUNK at a time with `overlap` bytes kept across chunks; None at the end of the file."""
+    f.seek(pos)
+    base, tail = pos, b""
     while True:
         chunk = f.read(SCAN_CHUNK)
         if not chunk:
             return None
         data = tail + chunk
-        i = data.find(pattern)
+        i = find(data)
         if i >= 0:
-            return base - len(tail) + i + lead
-        tail = data[-(len(pattern) - 1):]
+            return base - len(tail) + i
+        tail = data[-overlap:]
         base += len(chunk)
 
 
@@ -247,18 +254,12 @@ def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) 
 def next_arc_record_start(f: BinaryIO, pos: int) -> int | None:
     """The first offset >= pos where an ARC record's header line begins (after a newline: URL,
     IP, 14-digit date, ..., length; versions 1 and 2), or None at the end of the file."""
-    f.seek(max(0, pos - 1))
-    base, tail = f.tell(), b""
-    while True:
-        chunk = f.read(SCAN_CHUNK)
-        if not chunk:
-            return None
-        data = tail + chunk
+    def find(data: bytes) -> int:
         m = _ARC_HEADER.search(data)
-        if m is not None:
-            return base - len(tail) + m.start() + 1
-        tail = data[-ARC_HEADER_MAX:]
-        base += len(chunk)
+        return -1 if m is None else m.start()
+
+    at = _scan(f, max(0, pos - 1), find, ARC_HEADER_MAX)
+    return None if at is None else at + 1
 
 
 def _is_warc_file(f: BinaryIO) -> bool:
