@@ -286,9 +286,11 @@ def _plain_record_problem(f: BinaryIO, pos: int) -> str | None:
     head = os.pread(fd, HEADER_LIMIT, pos)
     lead = len(head) - len(head.lstrip(b"\r\n"))
     end = head.find(b"\r\n\r\n", lead)
-    m = _CONTENT_LENGTH.search(head, lead, end + 2) if end > 0 else None
-    if m is None:
+    if end < 0:                              # no end of header in HEADER_LIMIT bytes
         return "BadContentLength"
+    m = _CONTENT_LENGTH.search(head, lead, end + 2)
+    if m is None:    # WARC/1.x requires the field; an older version (0.17) puts the length elsewhere
+        return "BadContentLength" if head.startswith(b"WARC/1.", lead) else None
     block_start = pos + end + 4
     block_end = block_start + int(m.group(1))
     if not _closed_at(fd, block_start, block_end):
