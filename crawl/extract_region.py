@@ -68,14 +68,16 @@ def main_region(blocks, keep: list[bool], prob, share: float = SHARE, items: dic
 
 
 CLIMB_OUT_OF_LISTS = True
-LIST_TAGS = frozenset({"dl", "table", "tbody", "thead", "tfoot"})
+LIST_TAGS = frozenset({"dl", "dd", "dt", "table", "tbody", "thead", "tfoot"})   # lists of terms, tables
 
 
 def out_of_lists(blocks, keep: list[bool], teaser: list[bool], root):
-    """`root`, or its nearest ancestor that is not a list or a table, where that ancestor holds a kept
-    block (not a teaser) outside `root`. A list is a part of a page's content, not its container: on an
-    API reference the parameter list can hold 80% of the kept words, and the function's description
-    and examples beside it fell outside the region."""
+    """`root`, or its nearest ancestor that is not a definition list (or one of its terms or
+    definitions) or a table, where that ancestor holds a kept block (not a teaser) outside `root`.
+    A list is a part of a page's content, not its container: on an API reference the parameter list
+    can hold 80% of the kept words, and the function's description and examples beside it, and the
+    page's title above, fell outside the region. Lists of items (ul, ol) are left alone: a shop's
+    product grid is one, beside kept filters and banners (docs/extraction-experiments.md, round 19)."""
     top = root
     while top is not None and isinstance(top.tag, str) and top.tag.lower() in LIST_TAGS:
         top = top.getparent()
