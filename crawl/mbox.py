@@ -71,12 +71,11 @@ def mbox_ranges(path: str, split_bytes: int | None = None) -> list[tuple[int, in
     plain (not gzip) file larger than that, the same whatever the worker count; the whole file or
     folder otherwise. A range holds the messages whose envelope line starts in it."""
     split = SPLIT_BYTES if split_bytes is None else split_bytes
-    if os.path.isdir(path) or os.path.getsize(path) <= split:
+    if os.path.isdir(path) or (size := os.path.getsize(path)) <= split:
         return [(0, None)]
     with open(path, "rb") as f:
         if f.read(2) == GZIP_MAGIC:
             return [(0, None)]
-    size = os.path.getsize(path)
     return [(a, min(a + split, size)) for a in range(0, size, split)]
 
 

@@ -221,9 +221,11 @@ def _plausible_header(f: BinaryIO, pos: int) -> bool:
 
 
 def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) -> Iterator:
-    check = _is_warc_file(f)
     f.seek(0)
-    arc = f.read(len(ARC_START)) == ARC_START
+    head = f.read(16)
+    arc = head.startswith(ARC_START)
+    fd = _descriptor(f) if head.lstrip(b"\r\n").startswith(b"WARC/") else None   # records to check
+    size = os.fstat(fd).st_size if fd is not None else 0
     start = 0
     while True:
         f.seek(start)
@@ -232,7 +234,7 @@ def _plain_records(f: BinaryIO, skipped: Counter, fresh: Callable[[Any], bool]) 
         try:
             for rec in it:
                 last = it.offset
-                problem = _plain_record_problem(f, last) if check else None
+                problem = _plain_record_problem(fd, size, last) if fd is not None else None
                 if problem == "BadContentLength":
                     skipped["warc_corrupt:BadContentLength"] += 1
                     break
@@ -262,17 +264,17 @@ def next_arc_record_start(f: BinaryIO, pos: int) -> int | None:
     return None if at is None else at + 1
 
 
-def _is_warc_file(f: BinaryIO) -> bool:
-    """A plain WARC (not ARC) that can be read at an offset without moving the reader's position."""
+def _descriptor(f: BinaryIO) -> int | None:
+    """The file descriptor to pread from (which leaves the position warcio reads from alone), or
+    None for an in-memory file."""
     try:
-        head = os.pread(f.fileno(), 16, 0)
-    except (AttributeError, OSError, ValueError):   # no file descriptor (an in-memory file)
-        return False
-    return head.lstrip(b"\r\n").startswith(b"WARC/")
+        return f.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
-def _plain_record_problem(f: BinaryIO, pos: int) -> str | None:
-    """What is wrong with the plain WARC record at `pos`, or None.
+def _plain_record_problem(fd: int, size: int, pos: int) -> str | None:
+    """What is wrong with the plain WARC record at `pos` of the file `fd` of `size` bytes, or None.
 
     A plain WARC has no checksum over the file, so two checks stand in for gzip's CRC:
     - "BadContentLength": the block does not end where its Content-Length says. It must be
@@ -282,7 +284,6 @@ def _plain_record_problem(f: BinaryIO, pos: int) -> str | None:
     - "BlockDigest": the block's bytes do not match its WARC-Block-Digest (sha1, sha256, sha512 or
       md5; base32, hex or base64), where the record has one (revisits and segments excepted).
     Read with pread on the file's descriptor, which leaves the position warcio reads from alone."""
-    fd = f.fileno()
     head = os.pread(fd, HEADER_LIMIT, pos)
     lead = len(head) - len(head.lstrip(b"\r\n"))
     end = head.find(b"\r\n\r\n", lead)
@@ -293,7 +294,7 @@ def _plain_record_problem(f: BinaryIO, pos: int) -> str | None:
         return "BadContentLength" if head.startswith(b"WARC/1.", lead) else None
     block_start = pos + end + 4
     block_end = block_start + int(m.group(1))
-    if not _closed_at(fd, block_start, block_end):
+    if not _closed_at(fd, size, block_start, block_end):
         return "BadContentLength"
     digest = _block_digest(head[lead:end + 2])
     if digest is not None and not _digest_matches(fd, block_start, block_end, *digest):
@@ -301,8 +302,8 @@ def _plain_record_problem(f: BinaryIO, pos: int) -> str | None:
     return None
 
 
-def _closed_at(fd: int, block_start: int, block_end: int) -> bool:
-    if block_end > os.fstat(fd).st_size:     # cut short, or a length past the end of the file
+def _closed_at(fd: int, size: int, block_start: int, block_end: int) -> bool:
+    if block_end > size:                     # cut short, or a length past the end of the file
         return False
     after = os.pread(fd, 64, block_end)
     if not after:                            # the file ends with the block (its closing lines cut)

@@ -79,6 +79,12 @@ def import_pages(items: list, reader: Reader, out_dir: str, beam_args: Sequence[
     return pages_dir, summary
 
 
+def _ranged_items(paths: Sequence[str], ranges_of: Callable[[str, int | None], list], split_bytes: int | None):
+    """(path, start, end) work items: each range of each file (files in sorted order), so one big
+    archive keeps every worker busy."""
+    return [(path, a, b) for path in sorted(os.path.abspath(p) for p in paths) for a, b in ranges_of(path, split_bytes)]
+
+
 def _warc_item(user_agent: str, item, skipped: Counter):
     path, start, end = item
     return iter_warc_pages(path, user_agent, fast=None, skipped=skipped, span=(start, end))
@@ -92,8 +98,7 @@ def run_warc_import(files: Sequence[str], out_dir: str, beam_args: Sequence[str]
         if not os.path.isfile(fpath):
             raise CidermillError(f"{fpath}: WARC file not found")
     prov = make_provenance("pages", {"warc": True, "user_agent": user_agent}, list(files))
-    items = [(path, a, b) for path in sorted(os.path.abspath(f) for f in files)
-             for a, b in warc_ranges(path, split_bytes)]
+    items = _ranged_items(files, warc_ranges, split_bytes)
     return import_pages(items, functools.partial(_warc_item, user_agent), out_dir, beam_args, prov,
                         f"{len(files)} WARC file(s)", progress)
 
@@ -112,8 +117,7 @@ def run_mbox_import(paths: Sequence[str], out_dir: str, beam_args: Sequence[str]
         if not os.path.exists(path):
             raise CidermillError(f"{path}: mail archive not found")
     prov = make_provenance("pages", {"mbox": True, "keep_quotes": keep_quotes}, list(paths))
-    items = [(path, a, b) for path in sorted(os.path.abspath(p) for p in paths)
-             for a, b in mbox_ranges(path, split_bytes)]
+    items = _ranged_items(paths, mbox_ranges, split_bytes)
     return import_pages(items, functools.partial(_mbox_item, keep_quotes), out_dir, beam_args, prov,
                         f"{len(paths)} mail archive(s)", progress)
 
