@@ -1,0 +1,49 @@
+"""A `<pre>` listing cut into several blocks by the block elements inside it is kept whole
+(crawl/extract_listings.py), as a source-code view draws it: every function in a `<div>`."""
+from crawl.extract import extract_page, parse_html
+from crawl.extract_blocks import segment
+from crawl.extract_listings import whole_listings
+
+IMPORTS = "import itertools\nimport math\nfrom copy import copy"
+FUNCS = ["def press(apples):\n    return [a.juice() for a in apples]",
+         "def ferment(juice, weeks=12):\n    return juice.age(weeks)"]
+BETWEEN = "class Barrel(Container):\n    litres = 225"
+
+
+def _source_view(intro: str = "") -> str:
+    body = (f"{IMPORTS}\n<div class='viewcode-block'>{FUNCS[0]}\n</div>{BETWEEN}\n"
+            f"<div class='viewcode-block'>{FUNCS[1]}\n</div>")
+    return (f"<html><head><title>Source code for orchard.press</title></head><body>"
+            f"<ul class='nav'><li><a href='/'>Home</a></li><li><a href='/idx'>Index</a></li></ul>"
+            f"<div class='body'><h1>Source code for orchard.press</h1>{intro}<div class='highlight'><pre>{body}</pre>"
+            f"</div></div><div class='footer'>Last update: Nov 11, 2026</div></body></html>")
+
+
+def test_one_kept_piece_keeps_every_piece_of_its_listing_and_nothing_else():
+    blocks = segment(parse_html(_source_view())).blocks
+    listing = [i for i, b in enumerate(blocks) if "pre" in b.ctx.marks]
+    assert len(listing) == 4, [b.text for b in blocks]       # imports, function, class, function
+    keep = [False] * len(blocks)
+    keep[listing[1]] = True                                   # the classifier kept one function
+    out = whole_listings(blocks, keep)
+    assert [i for i, k in enumerate(out) if k] == listing
+    assert keep.count(True) == 1                              # a new list; the input is untouched
+    assert whole_listings(blocks, [False] * len(blocks)) == [False] * len(blocks)
+
+
+def test_separate_listings_stay_separate():
+    page = ("<html><body><pre>first = 1<div>second = 2</div></pre><p>Between the two listings.</p>"
+            "<pre>third = 3<div>fourth = 4</div></pre></body></html>")
+    blocks = segment(parse_html(page)).blocks
+    texts = [b.text for b in blocks]
+    keep = [t == "second = 2" for t in texts]
+    out = whole_listings(blocks, keep)
+    assert [t for t, k in zip(texts, out) if k] == ["first = 1", "second = 2"]
+
+
+def test_the_extractor_keeps_the_whole_source_view():
+    intro = "<p>" + " ".join(["This module presses the apples of the orchard and ferments their juice."] * 3) + "</p>"
+    text = extract_page(_source_view(intro), "https://docs.example.org/_modules/orchard/press.html").text
+    for part in (IMPORTS, *FUNCS, BETWEEN):
+        assert part in text, (part, text)
+    assert "Home" not in text.split("\n")
