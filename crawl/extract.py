@@ -27,7 +27,7 @@ import lxml.html
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_fallback import peer_fallback
 from crawl.extract_groups import propagate, repeated_items
-from crawl.extract_listings import whole_listings
+from crawl.extract_units import whole_units
 from crawl.extract_region import article_region, main_region
 from crawl.extract_reviews import drop_reviews
 from crawl.mail_archive import body_lines, declared_body, sender_and_date
@@ -311,16 +311,17 @@ def select_blocks(pb: PageBlocks) -> list[bool]:
 
 def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, article: bool = False,
                     product: bool = False) -> list[bool]:
-    """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis), a `<pre>`
-    listing kept whole (crawl/extract_listings.py), extended over repeated items (propagate) and
-    held to one main region (crawl/extract_region.py); with trafilatura's per-block `votes`
-    (PageBlocks.votes), on an `article` page the region of its sure blocks, and on a page where the
-    classifier keeps almost nothing, the votes (peer_fallback); on a `product` page, without its customer reviews (crawl/extract_reviews.py).
+    """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis), parts of
+    a unit kept together (crawl/extract_units.py: a `<pre>` listing, a term and its definition),
+    extended over repeated items (propagate) and held to one main region (crawl/extract_region.py);
+    with trafilatura's per-block `votes` (PageBlocks.votes), on an `article` page the region of its
+    sure blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback);
+    on a `product` page, without its customer reviews (crawl/extract_reviews.py).
     Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
         keep[int(prob.argmax())] = bool(prob.max() > 0.05)
-    keep = whole_listings(blocks, hysteresis(blocks, keep, prob, LOW_SHARE * thr))
+    keep = whole_units(blocks, hysteresis(blocks, keep, prob, LOW_SHARE * thr))
     items = repeated_items(blocks)
     keep = main_region(blocks, propagate(blocks, keep, items), prob, items=items)
     if votes is None:

@@ -1,8 +1,9 @@
-"""A `<pre>` listing cut into several blocks by the block elements inside it is kept whole
-(crawl/extract_listings.py), as a source-code view draws it: every function in a `<div>`."""
+"""Parts of a unit kept together (crawl/extract_units.py): a `<pre>` listing cut into several blocks
+by the block elements inside it (a source-code view: every function in a `<div>`), and a definition
+list's terms with their kept definition."""
 from crawl.extract import extract_page, parse_html
 from crawl.extract_blocks import segment
-from crawl.extract_listings import whole_listings
+from crawl.extract_units import whole_units
 
 IMPORTS = "import itertools\nimport math\nfrom copy import copy"
 FUNCS = ["def press(apples):\n    return [a.juice() for a in apples]",
@@ -25,10 +26,10 @@ def test_one_kept_piece_keeps_every_piece_of_its_listing_and_nothing_else():
     assert len(listing) == 4, [b.text for b in blocks]       # imports, function, class, function
     keep = [False] * len(blocks)
     keep[listing[1]] = True                                   # the classifier kept one function
-    out = whole_listings(blocks, keep)
+    out = whole_units(blocks, keep)
     assert [i for i, k in enumerate(out) if k] == listing
     assert keep.count(True) == 1                              # a new list; the input is untouched
-    assert whole_listings(blocks, [False] * len(blocks)) == [False] * len(blocks)
+    assert whole_units(blocks, [False] * len(blocks)) == [False] * len(blocks)
 
 
 def test_separate_listings_stay_separate():
@@ -37,7 +38,7 @@ def test_separate_listings_stay_separate():
     blocks = segment(parse_html(page)).blocks
     texts = [b.text for b in blocks]
     keep = [t == "second = 2" for t in texts]
-    out = whole_listings(blocks, keep)
+    out = whole_units(blocks, keep)
     assert [t for t, k in zip(texts, out) if k] == ["first = 1", "second = 2"]
 
 
@@ -47,3 +48,24 @@ def test_the_extractor_keeps_the_whole_source_view():
     for part in (IMPORTS, *FUNCS, BETWEEN):
         assert part in text, (part, text)
     assert "Home" not in text.split("\n")
+
+
+GLOSSARY = [("CIDR", "Classless Inter-Domain Routing, the notation that writes a network as an address and a prefix."),
+            ("MVCC", "Multiversion concurrency control: readers see a snapshot and never wait for writers."),
+            ("WAL", "Write-ahead log: every change is logged before the data files are written.")]
+
+
+def test_a_kept_definition_keeps_its_terms_and_only_its_own():
+    items = "".join(f"<dt><span class='term'>{t}</span></dt><dd><p>{d}</p></dd>" for t, d in GLOSSARY)
+    page = f"<html><body><h1>Acronyms</h1><div class='variablelist'><dl>{items}</dl></div></body></html>"
+    blocks = segment(parse_html(page)).blocks
+    texts = [b.text for b in blocks]
+    keep = [t in (GLOSSARY[0][1], GLOSSARY[2][1]) for t in texts]   # two definitions kept, no term
+    out = whole_units(blocks, keep)
+    assert [t for t, k in zip(texts, out) if k] == ["CIDR", GLOSSARY[0][1], "WAL", GLOSSARY[2][1]]
+    two_terms = page.replace("<dt><span class='term'>MVCC</span></dt>",
+                             "<dt>MVCC</dt><dt>multiversion concurrency control</dt>")
+    blocks = segment(parse_html(two_terms)).blocks
+    texts = [b.text for b in blocks]
+    out = whole_units(blocks, [t == GLOSSARY[1][1] for t in texts])
+    assert [t for t, k in zip(texts, out) if k] == ["MVCC", "multiversion concurrency control", GLOSSARY[1][1]]
