@@ -16,7 +16,9 @@ written here without looking at what any extractor keeps:
 
 Inside the body, what a reader does not read as text is dropped for every generator: script, style,
 noscript and template elements, and in-page navigation (nav and aside elements, table-of-contents
-blocks, header links, previous/next bars). Pages whose remaining body is under MIN_WORDS
+blocks, header links, previous/next bars). The text is read as a browser lays it out: a line break
+after every block element and table cell (lxml's text_content() alone glued a heading to the next
+term, or two cells, into one word). Pages whose remaining body is under MIN_WORDS
 words (index and redirect pages, whose content is a table of contents) are left out. Per set,
 PAGES_PER_SET pages evenly spaced over the sorted file list.
 
@@ -70,6 +72,12 @@ _DROP = {
 }
 
 
+# elements after which a browser starts a new line or a new cell
+_BREAKS = frozenset({"p", "div", "li", "dt", "dd", "dl", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr",
+                     "td", "th", "table", "br", "blockquote", "section", "article", "header", "footer", "figure",
+                     "figcaption", "caption", "hr", "address", "details", "summary"})
+
+
 def truth_text(html: str, generator: str) -> str | None:
     """The page body by the generator's markup (see the module docstring), or None when absent."""
     import lxml.html  # noqa: PLC0415
@@ -94,6 +102,10 @@ def truth_text(html: str, generator: str) -> str | None:
             for el in root.xpath(path):
                 if el.getparent() is not None:
                     el.drop_tree()
+    for root in roots:   # a reader sees a line break between blocks and a gap between cells, which
+        for el in root.iter():   # text_content() alone would glue ("Parametersname", "View NamePurpose")
+            if isinstance(el.tag, str) and el.tag.lower() in _BREAKS:
+                el.tail = "\n" + (el.tail or "")
     return "\n".join(r.text_content() for r in roots)
 
 
