@@ -77,18 +77,39 @@ def out_of_lists(blocks, keep: list[bool], teaser: list[bool], root):
     A list is a part of a page's content, not its container: on an API reference the parameter list
     can hold 80% of the kept words, and the function's description and examples beside it, and the
     page's title above, fell outside the region. Lists of items (ul, ol) are left alone: a shop's
-    product grid is one, beside kept filters and banners (docs/extraction-experiments.md, round 19)."""
+    product grid is one, beside kept filters and banners (docs/extraction-experiments.md, round 19).
+    A table's body climbs to its table first (its head is part of it). When the first ancestor past
+    the list holds nothing else kept, it only wraps the list (DocBook's `div.table-contents` and
+    `div.table` around a table): the region climbs through up to LIST_WRAPPERS such elements to the
+    first that holds a kept block beside them, the section with its title and introduction (round 20)."""
+    if root is not None and isinstance(root.tag, str) and root.tag.lower() in TABLE_PARTS:
+        table = root.getparent()    # a table's body is not a region apart from its head
+        root = table if table is not None else root
     top = root
     while top is not None and isinstance(top.tag, str) and top.tag.lower() in LIST_TAGS:
         top = top.getparent()
     if top is None or top is root:
         return root
-    for b, k, t in zip(blocks, keep, teaser):
-        if k and not t:
-            chain = ancestors(b.el)
-            if any(a is top for a in chain) and not any(a is root for a in chain):
-                return top
+    outside = [chain for chain in (ancestors(b.el) for b, k, t in zip(blocks, keep, teaser) if k and not t)
+               if not any(a is root for a in chain)]
+
+    def holds_more(el, inner) -> bool:   # a kept block under `el` and outside `inner`
+        return any(any(a is el for a in chain) and not any(a is inner for a in chain) for chain in outside)
+
+    if holds_more(top, root):
+        return top
+    for _ in range(LIST_WRAPPERS):  # elements that wrap the list and hold nothing else kept
+        parent = top.getparent()
+        if parent is None:
+            break
+        if holds_more(parent, top):
+            return parent
+        top = parent
     return root
+
+
+TABLE_PARTS = frozenset({"tbody", "thead", "tfoot"})
+LIST_WRAPPERS = 3
 
 
 def _section_signature(el):

@@ -173,3 +173,21 @@ def test_a_parameter_list_is_part_of_the_region_not_the_region():
     finally:
         region.CLIMB_OUT_OF_LISTS = True
     assert not before[0].startswith("Press the apples")
+
+
+def test_a_table_in_wrappers_climbs_to_the_section_that_holds_its_title_and_introduction():
+    """DocBook wraps a table in <div class="table"> (its caption, here not kept) and
+    <div class="table-contents">: a region that is the table's body climbs through both to the
+    section's title and text, and the table's head comes with its body."""
+    rows = "".join(f"<tr><td><p>col{i} int4</p></td><td><p>{STORY[i]}</p></td></tr>" for i in range(6))
+    page = ("<html><body><div class='navheader'><a href='/'>Home</a></div><div class='page'><div class='sect1'>"
+            "<div class='titlepage'><h2>53.7. pg_orchard</h2></div><p>The catalog pg_orchard lists the trees.</p>"
+            "<div class='table'><p class='title'>Table 53.7. pg_orchard Columns</p><div class='table-contents'>"
+            f"<table><thead><tr><th><p>Column Type</p></th><th><p>Description</p></th></tr></thead><tbody>{rows}"
+            f"</tbody></table></div></div></div><div class='sidebar'><p>{TEASERS[0][1]}</p></div></div></body></html>")
+    blocks = segment(parse_html(page)).blocks
+    keep = [not (b.text.startswith("Table 53.7") or b.text == "Home" or b.text == TEASERS[0][1]) for b in blocks]
+    prob = [0.95 if b.text == STORY[3] else 0.9 for b in blocks]   # the surest block is in the table
+    kept = [b.text for b, k in zip(blocks, main_region(blocks, keep, prob)) if k]
+    assert kept[:4] == ["53.7. pg_orchard", "The catalog pg_orchard lists the trees.", "Column Type", "Description"]
+    assert STORY[5] in kept and "Home" not in kept
