@@ -8,10 +8,15 @@ The classifier scores every block on its own, so it can keep one part of a unit 
 - A definition list's term is short (an acronym, a parameter's name) and scores low, while its
   definition reads as prose and is kept: a glossary came out as definitions without the words they
   define. When a definition (`<dd>`) is kept, the terms (`<dt>`) right before it are too.
+- A code example is mostly digits and symbols, often at the end of a page, and the classifier can
+  score it as low as a footer (an API page's doctest, 0.09, right after its kept "Examples"
+  heading). A `<pre>` listing that trafilatura reads as main text and that follows a kept block in
+  the same container is kept: an example belongs with the text that introduces it.
 """
 from __future__ import annotations
 
-KEEP_TERMS = True   # the definition-list rule (switchable for experiments)
+KEEP_TERMS = True   # the definition-list rule (switchable for experiments) ...
+VOTED_LISTINGS = True   # ... and the voted-listing rule
 _UP = 4             # how far above a block's owner its <dt> or <dd> may be
 
 
@@ -85,4 +90,36 @@ def whole_units(blocks, keep: list[bool]) -> list[bool]:
             for dt in _terms_before(dd):
                 for j in terms.get(dt, ()):
                     out[j] = True
+    return out
+
+
+def _container(el):
+    """The element that holds `el` beside other content: its parent, or above the wrappers that hold
+    nothing else (a listing's `div.highlight` inside `div.highlight-default`)."""
+    p = el.getparent()
+    while p is not None and len(p) == 1 and p.getparent() is not None:
+        p = p.getparent()
+    return p
+
+
+def voted_listings(blocks, keep: list[bool], votes: list[bool]) -> list[bool]:
+    """`keep` with every `<pre>` listing kept that trafilatura reads as main text and that follows a
+    kept block in the same container (its owner within _UP levels under that block's _container):
+    the example after "Examples", the next example after it (a new list)."""
+    out = list(keep)
+    if not VOTED_LISTINGS:
+        return out
+    for i, b in enumerate(blocks):
+        if out[i] or not votes[i] or i == 0 or "pre" not in b.ctx.marks or listing_of(b.el) is None:
+            continue
+        if out[i - 1]:
+            parent = _container(blocks[i - 1].el)
+            a = b.el
+            for _ in range(_UP):
+                a = a.getparent()
+                if a is None:
+                    break
+                if a is parent:
+                    out[i] = True
+                    break
     return out

@@ -69,3 +69,19 @@ def test_a_kept_definition_keeps_its_terms_and_only_its_own():
     texts = [b.text for b in blocks]
     out = whole_units(blocks, [t == GLOSSARY[1][1] for t in texts])
     assert [t for t, k in zip(texts, out) if k] == ["MVCC", "multiversion concurrency control", GLOSSARY[1][1]]
+
+
+def test_a_voted_example_after_its_kept_introduction_is_kept():
+    from crawl.extract_units import voted_listings
+    page = ("<html><body><dl><dd><p>Press the apples of one harvest.</p><p class='rubric'>Examples</p>"
+            "<div class='highlight-default'><div class='highlight'><pre>&gt;&gt;&gt; press([1, 2, 3])\n[0.4, 0.8, 1.2]"
+            "</pre></div></div><pre>&gt;&gt;&gt; ferment(12)</pre></dd></dl>"
+            "<div class='footer'><pre>build 2026-11-11 12:00:00 (0.1.0)</pre></div></body></html>")
+    blocks = segment(parse_html(page)).blocks
+    texts = [b.text for b in blocks]
+    assert texts == ["Press the apples of one harvest.", "Examples", ">>> press([1, 2, 3]) [0.4, 0.8, 1.2]", ">>> ferment(12)",
+                     "build 2026-11-11 12:00:00 (0.1.0)"]
+    keep = [True, True, False, False, False]
+    assert voted_listings(blocks, keep, [True] * 5) == [True, True, True, True, False]   # the footer: not after a kept block
+    assert voted_listings(blocks, keep, [True, True, False, True, True]) == keep           # not read as main text
+    assert voted_listings(blocks, [True, False, False, False, False], [True] * 5) == [True, False, False, False, False]
