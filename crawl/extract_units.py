@@ -12,12 +12,17 @@ The classifier scores every block on its own, so it can keep one part of a unit 
   score it as low as a footer (an API page's doctest, 0.09, right after its kept "Examples"
   heading). A `<pre>` listing that trafilatura reads as main text and that follows a kept block in
   the same container is kept: an example belongs with the text that introduces it.
+- A section heading is a few words, and the classifier drops many ("NAME", "Parameters"): a
+  heading whose next block is kept and lies inside the heading's own container is kept with it.
 """
 from __future__ import annotations
 
-KEEP_TERMS = True   # the definition-list rule (switchable for experiments) ...
-VOTED_LISTINGS = True   # ... and the voted-listing rule
-_UP = 4             # how far above a block's owner its <dt> or <dd> may be
+# each rule can be switched off for experiments (docs/extraction-experiments.md, round 20)
+KEEP_TERMS = True
+VOTED_LISTINGS = True
+SECTION_HEADINGS = True
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_UP = 4             # how many levels a unit's parts may lie apart (a <dt> above its block, a listing under a container)
 
 
 def listing_of(el):
@@ -122,4 +127,26 @@ def voted_listings(blocks, keep: list[bool], votes: list[bool]) -> list[bool]:
                 if a is parent:
                     out[i] = True
                     break
+    return out
+
+
+def section_headings(blocks, keep: list[bool]) -> list[bool]:
+    """`keep` with every heading kept whose next block is kept and lies under the heading's parent
+    (within _UP levels): a section's title goes with its kept text (a new list)."""
+    out = list(keep)
+    if not SECTION_HEADINGS:
+        return out
+    for i in range(len(blocks) - 2, -1, -1):
+        b = blocks[i]
+        if out[i] or _tag(b.el) not in _HEADINGS or not out[i + 1]:
+            continue
+        parent = b.el.getparent()
+        a = blocks[i + 1].el
+        for _ in range(_UP + 1):
+            a = a.getparent()
+            if a is None:
+                break
+            if a is parent:
+                out[i] = True
+                break
     return out

@@ -85,3 +85,18 @@ def test_a_voted_example_after_its_kept_introduction_is_kept():
     assert voted_listings(blocks, keep, [True] * 5) == [True, True, True, True, False]   # the footer: not after a kept block
     assert voted_listings(blocks, keep, [True, True, False, True, True]) == keep           # not read as main text
     assert voted_listings(blocks, [True, False, False, False, False], [True] * 5) == [True, False, False, False, False]
+
+
+def test_a_heading_goes_with_its_kept_section():
+    from crawl.extract_units import section_headings
+    page = ("<html><body><div class='sect1'><h2>DESCRIPTION</h2><div class='sectionbody'><div class='paragraph'>"
+            "<p>Presses the apples of one harvest into juice.</p></div></div></div>"
+            "<div class='rail'><h2>See also</h2></div><div class='sidebar'><p>Other tools of the orchard.</p></div>"
+            "</body></html>")
+    blocks = segment(parse_html(page)).blocks
+    assert [b.text for b in blocks] == ["DESCRIPTION", "Presses the apples of one harvest into juice.", "See also",
+                                        "Other tools of the orchard."]
+    # the first heading's section is kept; the second heading's next block is kept too, but it lies
+    # outside the heading's container (a sidebar beside its rail), so that heading stays out
+    assert section_headings(blocks, [False, True, False, True]) == [True, True, False, True]
+    assert section_headings(blocks, [False, False, False, False]) == [False] * 4
