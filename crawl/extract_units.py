@@ -98,6 +98,17 @@ def whole_units(blocks, keep: list[bool]) -> list[bool]:
     return out
 
 
+def _below(el, container, levels: int) -> bool:
+    """Whether `container` is one of the `levels` nearest ancestors of `el`."""
+    for _ in range(levels):
+        el = el.getparent()
+        if el is None:
+            return False
+        if el is container:
+            return True
+    return False
+
+
 def _container(el):
     """The element that holds `el` beside other content: its parent, or above the wrappers that hold
     nothing else (a listing's `div.highlight` inside `div.highlight-default`)."""
@@ -117,16 +128,8 @@ def voted_listings(blocks, keep: list[bool], votes: list[bool]) -> list[bool]:
     for i, b in enumerate(blocks):
         if out[i] or not votes[i] or i == 0 or "pre" not in b.ctx.marks or listing_of(b.el) is None:
             continue
-        if out[i - 1]:
-            parent = _container(blocks[i - 1].el)
-            a = b.el
-            for _ in range(_UP):
-                a = a.getparent()
-                if a is None:
-                    break
-                if a is parent:
-                    out[i] = True
-                    break
+        if out[i - 1] and _below(b.el, _container(blocks[i - 1].el), _UP):
+            out[i] = True
     return out
 
 
@@ -140,13 +143,6 @@ def section_headings(blocks, keep: list[bool]) -> list[bool]:
         b = blocks[i]
         if out[i] or _tag(b.el) not in _HEADINGS or not out[i + 1]:
             continue
-        parent = b.el.getparent()
-        a = blocks[i + 1].el
-        for _ in range(_UP + 1):
-            a = a.getparent()
-            if a is None:
-                break
-            if a is parent:
-                out[i] = True
-                break
+        if _below(blocks[i + 1].el, b.el.getparent(), _UP + 1):
+            out[i] = True
     return out

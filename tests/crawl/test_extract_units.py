@@ -3,7 +3,7 @@ by the block elements inside it (a source-code view: every function in a `<div>`
 list's terms with their kept definition."""
 from crawl.extract import extract_page, parse_html
 from crawl.extract_blocks import segment
-from crawl.extract_units import whole_units
+from crawl.extract_units import section_headings, voted_listings, whole_units
 
 IMPORTS = "import itertools\nimport math\nfrom copy import copy"
 FUNCS = ["def press(apples):\n    return [a.juice() for a in apples]",
@@ -72,7 +72,6 @@ def test_a_kept_definition_keeps_its_terms_and_only_its_own():
 
 
 def test_a_voted_example_after_its_kept_introduction_is_kept():
-    from crawl.extract_units import voted_listings
     page = ("<html><body><dl><dd><p>Press the apples of one harvest.</p><p class='rubric'>Examples</p>"
             "<div class='highlight-default'><div class='highlight'><pre>&gt;&gt;&gt; press([1, 2, 3])\n[0.4, 0.8, 1.2]"
             "</pre></div></div><pre>&gt;&gt;&gt; ferment(12)</pre></dd></dl>"
@@ -82,13 +81,12 @@ def test_a_voted_example_after_its_kept_introduction_is_kept():
     assert texts == ["Press the apples of one harvest.", "Examples", ">>> press([1, 2, 3]) [0.4, 0.8, 1.2]", ">>> ferment(12)",
                      "build 2026-11-11 12:00:00 (0.1.0)"]
     keep = [True, True, False, False, False]
-    assert voted_listings(blocks, keep, [True] * 5) == [True, True, True, True, False]   # the footer: not after a kept block
+    assert voted_listings(blocks, keep, [True] * 5) == [True, True, True, True, False]   # the footer: outside the dd
     assert voted_listings(blocks, keep, [True, True, False, True, True]) == keep           # not read as main text
     assert voted_listings(blocks, [True, False, False, False, False], [True] * 5) == [True, False, False, False, False]
 
 
 def test_a_heading_goes_with_its_kept_section():
-    from crawl.extract_units import section_headings
     page = ("<html><body><div class='sect1'><h2>DESCRIPTION</h2><div class='sectionbody'><div class='paragraph'>"
             "<p>Presses the apples of one harvest into juice.</p></div></div></div>"
             "<div class='rail'><h2>See also</h2></div><div class='sidebar'><p>Other tools of the orchard.</p></div>"
