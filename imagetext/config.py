@@ -24,6 +24,7 @@ class ImagesConfig:
     clip_threads: int | None = None
     warc_files: tuple[str, ...] | None = None  # read images from these WARC files instead of fetching them
     warc_missing: str = "drop"                 # srcs not in the WARC files: "drop" (image_not_in_warc) or "fetch"
+    local_images: tuple[tuple[str, str], ...] | None = None  # (URL prefix, folder): srcs under it read from there
     interleaved_threshold: float | None = 0.1  # CLIP(image, surrounding text) needed to stay in a document
     near_dup_distance: int = 4                 # pHash Hamming bits; -1 turns near dedup off
     languages: tuple[str, ...] | None = None   # keep only pairs whose text is in these languages
@@ -38,4 +39,5 @@ class ImagesConfig:
         d = asdict(self)
         d["languages"] = list(self.languages) if self.languages else None
         d["warc_files"] = list(self.warc_files) if self.warc_files else None
+        d["local_images"] = [list(x) for x in self.local_images] if self.local_images else None
         return d

@@ -49,6 +49,7 @@ from filters.image_dedup import band_entries, bucket_edges, duplicate_label, sta
 from imagetext.config import ImagesConfig
 from imagetext.image_info import fetch_host, not_in_warc, warc_infos
 from imagetext.interleaved import interleaved_doc
+from imagetext.local_images import local_info, local_root
 from imagetext.pairs import apply_duplicate, dedup_node, finalize_pair, make_pairs
 from imagetext.refs import context_text, page_refs
 from pipelines.beam_options import run_pipeline
@@ -105,6 +106,15 @@ class FetchHostDoFn(beam.DoFn):
             f.close()
 
 
+def _local(src: str, cfg: ImagesConfig) -> tuple[str, dict]:
+    """(src, info) of an image read from its --local-images folder."""
+    prefix, folder = local_root(src, cfg.local_images)
+    try:
+        return src, local_info(src, prefix, folder, cfg)
+    except Exception as e:  # noqa: BLE001  (a bug on one image must not kill the job)
+        return src, {"src": src, "reason": "image_error", "detail": f"{type(e).__name__}: {e}"[:200]}
+
+
 def _warc_lookup(item: tuple[str, dict[str, list]], cfg: ImagesConfig):
     """(canonical url, {"src": [srcs], "rec": [records]}) -> (src, info); srcs with no record go to
     the "missing" output."""
@@ -151,9 +161,10 @@ class ReadWarcImages(beam.PTransform):
 class FetchImages(beam.PTransform):
     """refs -> (src, info) for every distinct src of a page that allows training, fetched once.
 
-    With WARC files, srcs are first looked up there (by canonical URL); the ones not archived are
-    fetched live (warc_missing="fetch") or dropped as image_not_in_warc. One host's fetches stay
-    on one worker (politeness)."""
+    Srcs under a --local-images URL are read from its folder (imagetext/local_images.py). With WARC
+    files, srcs are first looked up there (by canonical URL); the ones not archived are fetched live
+    (warc_missing="fetch") or dropped as image_not_in_warc. One host's fetches stay on one worker
+    (politeness)."""
 
     def __init__(self, cfg: ImagesConfig):
         super().__init__()
@@ -165,6 +176,11 @@ class FetchImages(beam.PTransform):
                 | "Srcs" >> beam.Map(lambda r: r["src"]) | "HasSrc" >> beam.Filter(bool)
                 | "DistinctSrc" >> beam.Distinct())
         infos = []
+        if self.cfg.local_images:
+            roots = self.cfg.local_images
+            split = srcs | "InFolder" >> beam.Partition(lambda s, n: 0 if local_root(s, roots) else 1, 2)
+            infos.append(split[0] | "ReadLocal" >> beam.Map(_local, self.cfg))
+            srcs = split[1]
         if self.cfg.warc_files:
             found, srcs = srcs | "FromWarc" >> ReadWarcImages(self.cfg)
             infos.append(found)
@@ -450,6 +466,9 @@ def _resolve_config(cfg: ImagesConfig, clip_checkpoint: str | None, clip_model: 
     for f in cfg.warc_files or ():
         if not os.path.isfile(f):
             raise CidermillError(f"{f}: WARC file not found")
+    for _, folder in cfg.local_images or ():
+        if not os.path.isdir(folder):
+            raise CidermillError(f"{folder}: --local-images folder not found")
     return cfg
 
 

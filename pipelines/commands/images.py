@@ -76,6 +76,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "URL) instead of fetching them, e.g. the files the pages were imported from")
     f.add_argument("--warc-missing", choices=["drop", "fetch"], default="drop",
                    help="with --warc: images not archived there are dropped (image_not_in_warc) or fetched live")
+    f.add_argument("--local-images", nargs="+", metavar="URL=DIR", default=None,
+                   help="read the images whose src starts with URL from the folder DIR instead of fetching them "
+                        "(pages imported with `crawl --html-dir DIR --base-url URL`); nothing outside DIR is read")
     f.add_argument("--allow-private", action="store_true", help="allow private/loopback addresses (demo, tests)")
     f.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host")
     f.add_argument("--fetch-timeout", type=float, default=20.0, help="wall-clock cap per image download")
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         languages=tuple(x.strip() for x in args.languages.split(",") if x.strip()) if args.languages else None,
         pii=not args.no_pii, captions=not args.no_captions,
         warc_files=tuple(args.warc) if args.warc else None, warc_missing=args.warc_missing,
-        ocr=_ocr_config(args))
+        local_images=_local_images(args.local_images), ocr=_ocr_config(args))
     print(f"images: {args.pages} -> {args.out} (CLIP {args.clip_model or 'from checkpoint'}"
           f"{', ' + ckpt if ckpt else ', random init'})", flush=True)
     s = run_images(args.pages, args.out, config=cfg, beam_args=beam_args, overwrite=args.overwrite)
@@ -154,3 +157,15 @@ def _ocr_config(args):
     d = TextRichConfig()
     return TextRichConfig(min_chars=d.min_chars if args.ocr_min_chars is None else args.ocr_min_chars,
                           min_word_confidence=d.min_word_confidence, timeout_s=args.ocr_timeout)
+
+
+def _local_images(specs):
+    """--local-images URL=DIR ... -> ((prefix, folder), ...), or None; a ConfigError for a bad one."""
+    if not specs:
+        return None
+    from corpus.errors import ConfigError
+    from imagetext.local_images import parse_local_images
+    try:
+        return parse_local_images(specs)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
