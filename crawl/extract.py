@@ -27,9 +27,10 @@ import lxml.html
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_fallback import peer_fallback
 from crawl.extract_groups import propagate, repeated_items
-from crawl.extract_units import section_headings, voted_listings, whole_units
+from crawl.extract_post_meta import drop_post_meta
 from crawl.extract_region import article_region, main_region
 from crawl.extract_reviews import drop_reviews
+from crawl.extract_units import section_headings, voted_listings, whole_units
 from crawl.mail_archive import body_lines, declared_body, sender_and_date
 from crawl.page_kind import meta_content, page_kind
 from crawl.streamed_html import apply_streamed_swaps
@@ -314,8 +315,9 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     """The classifier's selection at cut `thr`: softened next to kept siblings (hysteresis), parts of
     a unit kept together (crawl/extract_units.py: a `<pre>` listing, a term and its definition),
     extended over repeated items (propagate) and held to one main region (crawl/extract_region.py);
-    with trafilatura's per-block `votes` (PageBlocks.votes), a code listing it reads as main text
-    right after a kept block and a heading with its kept section (extract_units), on an `article` page the region of its
+    with trafilatura's per-block `votes` (PageBlocks.votes), a discussion's per-post metadata
+    dropped (crawl/extract_post_meta.py), a code listing it reads as main text right after a kept
+    block and a heading with its kept section (extract_units), on an `article` page the region of its
     sure blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback);
     on a `product` page, without its customer reviews (crawl/extract_reviews.py).
     Training picks `thr` through this same function."""
@@ -327,7 +329,7 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     keep = main_region(blocks, propagate(blocks, keep, items), prob, items=items)
     if votes is None:
         return keep
-    keep = section_headings(blocks, voted_listings(blocks, keep, votes))
+    keep = section_headings(blocks, voted_listings(blocks, drop_post_meta(blocks, keep, votes, items), votes))
     if article:
         keep = article_region(blocks, keep, prob, votes, items=items)
     keep = peer_fallback(blocks, keep, votes)
