@@ -39,5 +39,8 @@ class ImagesConfig:
         d = asdict(self)
         d["languages"] = list(self.languages) if self.languages else None
         d["warc_files"] = list(self.warc_files) if self.warc_files else None
-        d["local_images"] = [list(x) for x in self.local_images] if self.local_images else None
+        if self.local_images:   # absent when unused: the config (and the job key) of other runs is unchanged
+            d["local_images"] = [list(x) for x in self.local_images]
+        else:
+            d.pop("local_images")
         return d
