@@ -63,3 +63,13 @@ def local_info(src: str, prefix: str, folder: str, cfg: ImagesConfig) -> dict[st
     info = check_body(src, src, 200, ctype, body, True, None, "", cfg)
     info["from_folder"] = True
     return info
+
+
+def local_src_info(src: str, cfg: ImagesConfig) -> tuple[str, dict[str, Any]]:
+    """(src, info) of a src under one of cfg.local_images; never raises (a bug on one image must not
+    kill the job)."""
+    prefix, folder = local_root(src, cfg.local_images)
+    try:
+        return src, local_info(src, prefix, folder, cfg)
+    except Exception as e:  # noqa: BLE001
+        return src, {"src": src, "reason": "image_error", "detail": f"{type(e).__name__}: {e}"[:200]}

@@ -49,7 +49,7 @@ from filters.image_dedup import band_entries, bucket_edges, duplicate_label, sta
 from imagetext.config import ImagesConfig
 from imagetext.image_info import fetch_host, not_in_warc, warc_infos
 from imagetext.interleaved import interleaved_doc
-from imagetext.local_images import local_info, local_root
+from imagetext.local_images import local_root, local_src_info
 from imagetext.pairs import apply_duplicate, dedup_node, finalize_pair, make_pairs
 from imagetext.refs import context_text, page_refs
 from pipelines.beam_options import run_pipeline
@@ -104,15 +104,6 @@ class FetchHostDoFn(beam.DoFn):
         f = getattr(self, "fetcher", None)
         if f is not None:
             f.close()
-
-
-def _local(src: str, cfg: ImagesConfig) -> tuple[str, dict]:
-    """(src, info) of an image read from its --local-images folder."""
-    prefix, folder = local_root(src, cfg.local_images)
-    try:
-        return src, local_info(src, prefix, folder, cfg)
-    except Exception as e:  # noqa: BLE001  (a bug on one image must not kill the job)
-        return src, {"src": src, "reason": "image_error", "detail": f"{type(e).__name__}: {e}"[:200]}
 
 
 def _warc_lookup(item: tuple[str, dict[str, list]], cfg: ImagesConfig):
@@ -179,7 +170,7 @@ class FetchImages(beam.PTransform):
         if self.cfg.local_images:
             roots = self.cfg.local_images
             split = srcs | "InFolder" >> beam.Partition(lambda s, n: 0 if local_root(s, roots) else 1, 2)
-            infos.append(split[0] | "ReadLocal" >> beam.Map(_local, self.cfg))
+            infos.append(split[0] | "ReadLocal" >> beam.Map(local_src_info, self.cfg))
             srcs = split[1]
         if self.cfg.warc_files:
             found, srcs = srcs | "FromWarc" >> ReadWarcImages(self.cfg)
