@@ -17,6 +17,8 @@ The classifier scores every block on its own, so it can keep one part of a unit 
 """
 from __future__ import annotations
 
+from crawl.extract_layout import ancestors
+
 # each rule can be switched off for experiments (docs/extraction-experiments.md, round 20)
 KEEP_TERMS = True
 VOTED_LISTINGS = True
@@ -29,7 +31,7 @@ def listing_of(el):
     """The outermost `<pre>` at or above `el`, or None."""
     top = None
     while el is not None:
-        if isinstance(el.tag, str) and el.tag.lower() == "pre":
+        if _tag(el) == "pre":
             top = el
         el = el.getparent()
     return top
@@ -41,13 +43,7 @@ def _tag(el) -> str:
 
 def _nearest(el, tag: str):
     """`el` or its ancestor within _UP levels with this tag, or None."""
-    for _ in range(_UP + 1):
-        if el is None:
-            return None
-        if _tag(el) == tag:
-            return el
-        el = el.getparent()
-    return None
+    return next((a for a in ancestors(el)[:_UP + 1] if _tag(a) == tag), None)
 
 
 def _terms_before(dd) -> list:
@@ -100,13 +96,7 @@ def whole_units(blocks, keep: list[bool]) -> list[bool]:
 
 def _below(el, container, levels: int) -> bool:
     """Whether `container` is one of the `levels` nearest ancestors of `el`."""
-    for _ in range(levels):
-        el = el.getparent()
-        if el is None:
-            return False
-        if el is container:
-            return True
-    return False
+    return any(a is container for a in ancestors(el)[1:levels + 1])
 
 
 def _container(el):
