@@ -132,6 +132,70 @@ def unpack_partition(item):
         yield int(sorted_ids[lo]), list(zip(members[sel].tolist(), fps[sel].tolist()))
 
 
+def partition_pairs(item) -> list[tuple[int, int]]:
+    """(partition, packs) -> the distinct candidate pairs of all its buckets, sorted: the pairs
+    candidate_pairs proposes for every bucket unpack_partition yields, computed in numpy over the
+    whole partition (no Python tuple per band entry). Only a bucket with three or more distinct
+    signatures goes through candidate_pairs's own loop."""
+    _, packs = item
+    if not packs:
+        return []
+    ids = np.concatenate([np.frombuffer(i, dtype=np.uint64) for i, _, _ in packs])
+    fps = np.concatenate([np.frombuffer(f, dtype=np.uint32) for _, f, _ in packs])
+    keys = np.concatenate([np.frombuffer(k, dtype=np.uint64) for _, _, k in packs])
+    shared = _in_shared_buckets(ids)
+    ids, fps, keys = ids[shared], fps[shared], keys[shared]
+    o = np.lexsort((keys, fps, ids))
+    ids, fps, keys = ids[o], fps[o], keys[o]
+    distinct = _starts(ids, fps, keys)
+    ids, fps, keys = ids[distinct], fps[distinct], keys[distinct]
+    # one signature in one bucket: every other key links to the smallest (its head)
+    group = _starts(ids, fps)
+    heads_at = np.cumsum(group) - 1
+    los, his = [keys[group][heads_at[~group]]], [keys[~group]]
+    # the heads of one bucket, in key order: two give one pair, more go through candidate_pairs
+    hid, heads = ids[group], keys[group]
+    o = np.lexsort((heads, hid))
+    hid, heads = hid[o], heads[o]
+    first = np.flatnonzero(_starts(hid))
+    size = np.diff(np.append(first, len(hid)))
+    two = first[size == 2]
+    los.append(heads[two]), his.append(heads[two + 1])
+    lo, hi = np.concatenate(los), np.concatenate(his)
+    o = np.lexsort((hi, lo))
+    lo, hi = lo[o], hi[o]
+    keep = _starts(lo, hi)
+    pairs = list(zip(lo[keep].tolist(), hi[keep].tolist()))
+    many = first[size > 2]
+    if len(many):
+        more = set(pairs)
+        for at, n in zip(many.tolist(), size[size > 2].tolist()):
+            ks = heads[at:at + n].tolist()   # distinct signatures' heads: the pairs candidate_pairs gives them
+            more.update(candidate_pairs((None, list(zip(ks, range(n))))))
+        pairs = sorted(more)
+    return pairs
+
+
+def _starts(*cols: np.ndarray) -> np.ndarray:
+    """Per position of sorted columns: True where the tuple of values differs from the previous one."""
+    out = np.ones(len(cols[0]), dtype=bool)
+    if len(out) > 1:
+        out[1:] = np.any([c[1:] != c[:-1] for c in cols], axis=0)
+    return out
+
+
+def _in_shared_buckets(ids: np.ndarray) -> np.ndarray:
+    """Mask of the entries whose bucket id occurs more than once (only those can pair)."""
+    o = np.argsort(ids, kind="stable")
+    s = ids[o]
+    dup = np.zeros(len(ids), dtype=bool)
+    if len(ids) > 1:
+        eq = s[1:] == s[:-1]
+        dup[o[1:][eq]] = True
+        dup[o[:-1][eq]] = True
+    return dup
+
+
 def candidate_pairs(item):
     """Bucket -> candidate pairs (a, b), a < b, of key hashes. Identical signatures link to their
     smallest key; small buckets propose every pair, large ones a chain and a star."""
@@ -384,7 +448,7 @@ def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: Fused
         for edge in exact_edges(item):
             add_edge(uf, exact_dups, edge)
     if p.near:
-        pairs = {pair for bucket in unpack_partition((0, packs)) for pair in candidate_pairs(bucket)}
+        pairs = partition_pairs((0, packs))
         index = partner_index(pairs)
         members: dict[tuple[int, int], list] = defaultdict(list)
         for pair, member in by_pair(kept, index):

@@ -29,8 +29,8 @@ from __future__ import annotations
 import apache_beam as beam
 
 from filters.dedup_cluster import UnionFind, similarity_for
-from filters.dedup_lsh import (add_edge, candidate_data, candidate_pairs, cluster_labels, exact_edges, fused_params,
-                               key_of, mark_row, partner_index, prepare_batch, unpack_partition, verify_pair,
+from filters.dedup_lsh import (add_edge, candidate_data, cluster_labels, exact_edges, fused_params,
+                               key_of, mark_row, partner_index, partition_pairs, prepare_batch, verify_pair,
                                with_marks)
 from filters.minhash_signature import MinHasher
 
@@ -142,8 +142,7 @@ class FusedDedup(beam.PTransform):
         if p.near:
             index = (prep[BANDS]
                      | "Buckets" >> beam.GroupByKey()
-                     | "Unpack" >> beam.FlatMap(unpack_partition)
-                     | "Candidates" >> beam.FlatMap(candidate_pairs)
+                     | "Candidates" >> beam.FlatMap(partition_pairs)
                      | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex()).without_defaults())
             edges.append(batches
                          | "CandidateData" >> beam.ParDo(_CandidateData(tf, kf, p.ngram, p.verify, p.num_perm, p.seed),

@@ -97,12 +97,19 @@ def apply_decontam(row, frequent):
 
 
 def without_decontam(row):
-    return {k: v for k, v in row.items() if k != "_decontam_ngrams"}
+    """The row without its eval-set n-grams; the row itself when it has none (decontamination off)."""
+    if "_decontam_ngrams" not in row:
+        return row
+    out = dict(row)
+    del out["_decontam_ngrams"]
+    return out
 
 
 def apply_dedup(row):
     """The dedup marks -> the row's drop reason (the marks themselves are not columns)."""
-    out = {k: v for k, v in row.items() if k not in ("dedup_keep", "dedup_reason")}
+    out = dict(row)
+    out.pop("dedup_keep", None)
+    out.pop("dedup_reason", None)
     if not row.get("dedup_keep", True):
         out["drop_stage"], out["drop_reason"] = "dedup", f"dedup:{row.get('dedup_reason') or 'duplicate'}"
     return out

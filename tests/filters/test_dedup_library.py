@@ -187,3 +187,30 @@ def test_lsh_params_and_permutations_equal_datasketch():
         a, b = affine32_permutations(num_perm, seed)
         ref = MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
         assert np.array_equal(a, ref[0]) and np.array_equal(b, ref[1]) and a.dtype == b.dtype == np.uint32
+
+
+def test_partition_pairs_equal_the_per_bucket_rule():
+    """The numpy pairing of a whole partition proposes exactly the pairs that candidate_pairs gives
+    each bucket unpack_partition yields: two-entry buckets, exact-duplicate buckets (one signature,
+    many keys), one key under two signatures, and buckets past SMALL_BUCKET (star and chain)."""
+    from filters.dedup_lsh import SMALL_BUCKET, candidate_pairs, partition_pairs, unpack_partition
+    rng = np.random.default_rng(7)
+    shapes = [(600, 200, 5, 300), (300, 5, 60, 200), (50, 2, 1, 3), (40, 1, 2 * SMALL_BUCKET, 1000), (1, 1, 1, 1)]
+    for n, n_ids, n_fps, n_keys in shapes:
+        for _ in range(20):
+            packs = []
+            for _ in range(int(rng.integers(1, 4))):
+                m = int(rng.integers(0, n + 1))
+                packs.append((rng.integers(0, n_ids, m).astype(np.uint64).tobytes(),
+                              rng.integers(0, n_fps, m).astype(np.uint32).tobytes(),
+                              (rng.integers(0, n_keys, m).astype(np.uint64) * np.uint64(2 ** 40 + 7)).tobytes()))
+            want = {p for bucket in unpack_partition((0, packs)) for p in candidate_pairs(bucket)}
+            got = partition_pairs((0, packs))
+            assert got == sorted(want)
+    assert partition_pairs((0, [])) == []
+    one_key_two_signatures = [(np.array([9, 9], np.uint64).tobytes(), np.array([1, 2], np.uint32).tobytes(),
+                               np.array([5, 5], np.uint64).tobytes())]
+    assert partition_pairs((0, one_key_two_signatures)) == [(5, 5)]
+    same = [(np.array([9, 9], np.uint64).tobytes(), np.array([1, 1], np.uint32).tobytes(),
+             np.array([5, 5], np.uint64).tobytes())]
+    assert partition_pairs((0, same)) == []
