@@ -143,7 +143,10 @@ class ReportStats:
     score_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def stage(self, name: str) -> StageStats:
-        return self.stages.setdefault(name, StageStats())
+        st = self.stages.get(name)
+        if st is None:  # not setdefault: that builds a StageStats (two Counters) on every call, once per row and stage
+            st = self.stages[name] = StageStats()
+        return st
 
     def merge(self, other: "ReportStats") -> "ReportStats":
         stages = dict(self.stages)

@@ -123,6 +123,12 @@ class TextChain:
         f = self.filters.get(stage)
         return list(f.score_ranges) if f is not None else []
 
+    def stage_score_names(self) -> dict[str, tuple[str, ...]]:
+        """stage_scores for every stage, built once (funnel asks for them once per row and stage)."""
+        if getattr(self, "_stage_scores", None) is None:
+            self._stage_scores = {name: tuple(self.stage_scores(name)) for name in self.stage_names}
+        return self._stage_scores
+
     def schema(self) -> pa.Schema:
         if getattr(self, "_schema", None) is None:  # built once: every row starts from its names
             self._schema = self._build_schema()
@@ -208,9 +214,10 @@ class TextChain:
 def funnel(chain: TextChain, row: dict[str, Any], stats) -> None:
     """Record one final row in `stats` (corpus.report.ReportStats), stage by stage in order."""
     ranges = chain.score_ranges()
+    names = chain.stage_score_names()
     for name in chain.stage_names:
         st = stats.stage(name)
-        scores = {k: row.get(k) for k in chain.stage_scores(name)}
+        scores = {k: row.get(k) for k in names[name]}
         if name == "input":
             if row.get("truncated"):
                 st.counters["truncated"] += 1
