@@ -165,7 +165,11 @@ def open_dataset(directory: str) -> ShardDataset:
 # balance over workers: Beam's multi_processing runner splits a stage's input among its workers by
 # element count, and a Dask partition holds whole items, so items of 1,024, 1,024 and 352 rows left
 # one of two workers with up to twice the other's rows (worker CPU 36.8 against 19.3 s in one run).
-ROWS_PER_READ_ITEM = 256
+# 256-row items still left the two workers of the 12,000-document text chain 33.9 and 28.0 CPU-s:
+# documents differ in cost, and a static split evens out only over many items. At 64 rows the job
+# took 27.6-29.1 s against 31.0-31.5 s (in-process 44.5 s), the local engine's 2 workers 21.6 s
+# against 23.5 s, with the same shard bytes.
+ROWS_PER_READ_ITEM = 64
 
 
 def read_items(dataset: ShardDataset, rows_per_item: int = ROWS_PER_READ_ITEM) -> list[tuple[int, int, int]]:
