@@ -418,31 +418,40 @@ def mark_row(row: dict, labels: dict, key_field: str) -> dict:
     return with_marks(row, root, size, keep, None if keep else (EXACT_DUPLICATE if exact_dup else NEAR_DUPLICATE))
 
 
-def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: FusedParams,
-                     map_batches: Callable = map) -> list[dict]:
-    """Every row, marked, in one process: the steps of pipelines/dedup_fused.py in order, with
-    dicts where Beam shuffles. `map_batches(fn, batches)` may spread the per-batch preparation
-    over processes (results in batch order); the rest runs here. Memory: the rows, 4 bytes per
-    distinct shingle of each document (its verification data, kept instead of shingling candidate
-    documents twice), and the band entries (20 bytes per band and document)."""
-    if not (p.exact or p.near):
-        return [with_marks(r, key_of(r, key_field), 1, True, None) for r in rows]
+def batch_preparer(text_field: str, key_field: str, p: FusedParams) -> Callable[[Iterable[dict]], tuple]:
+    """`prepare_batch` with the job's options bound: rows -> (exact items, band packs, verification
+    data), for fused_dedup_rows to combine. Picklable, so a worker process can run it on the rows
+    it has just scored (pipelines/local_workers.py)."""
     hasher = MinHasher(p.num_perm, p.seed) if p.near else None
-    batches = [[{text_field: r.get(text_field), key_field: r.get(key_field)} for r in rows[i:i + p.batch_size]]
-               for i in range(0, len(rows), p.batch_size)]  # only what preparation reads crosses to a worker
-    prep = functools.partial(prepare_batch, text_field=text_field, key_field=key_field, exact=p.exact,
+    return functools.partial(prepare_batch, text_field=text_field, key_field=key_field, exact=p.exact,
                              hasher=hasher, ngram=p.ngram, bands=p.bands, rows=p.rows,
                              partitions=1,  # one partition: the buckets are the same
                              keep_data=p.verify)
+
+
+def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: FusedParams,
+                     map_batches: Callable = map, prepared: Iterable[tuple] | None = None) -> list[dict]:
+    """Every row, marked, in one process: the steps of pipelines/dedup_fused.py in order, with
+    dicts where Beam shuffles. `map_batches(fn, batches)` may spread the per-batch preparation
+    over processes (results in batch order); the rest runs here. `prepared`: batch_preparer's
+    results over exactly these rows, in any batching, made elsewhere (then nothing is prepared
+    here). Memory: the rows, 4 bytes per distinct shingle of each document (its verification data,
+    kept instead of shingling candidate documents twice), and the band entries (20 bytes per band
+    and document)."""
+    if not (p.exact or p.near):
+        return [with_marks(r, key_of(r, key_field), 1, True, None) for r in rows]
+    if prepared is None:
+        batches = [[{text_field: r.get(text_field), key_field: r.get(key_field)} for r in rows[i:i + p.batch_size]]
+                   for i in range(0, len(rows), p.batch_size)]  # only what preparation reads crosses to a worker
+        prepared = map_batches(batch_preparer(text_field, key_field, p), batches)
     exact_groups: dict[str, list[str]] = defaultdict(list)
     packs: list = []
     kept: list = []  # (key hash, key, verification data) per near-dedup row: no second shingling
-    for exact_items, band_items, batch_kept in map_batches(prep, batches):
+    for exact_items, band_items, batch_kept in prepared:
         for h, key in exact_items:
             exact_groups[h].append(key)
         packs.extend(pack for _, pack in band_items)
         kept.extend(batch_kept)
-    del batches
     uf, exact_dups = UnionFind(), set()
     for item in exact_groups.items():
         for edge in exact_edges(item):

@@ -18,6 +18,7 @@ second would only add its start-up; any choice writes the same bytes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import multiprocessing
@@ -29,7 +30,7 @@ from typing import Any, Callable, Iterator
 from corpus.errors import CidermillError
 from corpus.reader import ShardDataset, read_items
 from filters.chain import TextChain
-from pipelines.text_rows import page_dicts, score_page
+from pipelines.text_rows import alive, page_dicts, score_page
 
 MAX_WORKERS = 256
 AUTO = "auto"
@@ -148,9 +149,26 @@ def _checked(results: Iterator) -> Iterator:
                              "anything; rerun with fewer --workers or more memory") from None
 
 
-def score_pages(pmap: Callable, dataset: ShardDataset) -> list[dict[str, Any]]:
-    """Every page of the dataset, scored, in dataset order."""
+def score_pages(pmap: Callable, dataset: ShardDataset, prepare: Callable | None = None
+                ) -> tuple[list[dict[str, Any]], list[tuple] | None]:
+    """Every page of the dataset, scored, in dataset order; with `prepare` (filters/dedup_lsh.py
+    batch_preparer), also the dedup preparation of each work item's surviving rows, made in the
+    process that scored them (score_and_prepare), else None."""
     rows: list[dict[str, Any]] = []
-    for part in pmap(score_item, read_items(dataset)):
+    if prepare is None:
+        for part in pmap(score_item, read_items(dataset)):
+            rows.extend(part)
+        return rows, None
+    prepared = []
+    for part, prep in pmap(functools.partial(score_and_prepare, prepare=prepare), read_items(dataset)):
         rows.extend(part)
-    return rows
+        prepared.append(prep)
+    return rows, prepared
+
+
+def score_and_prepare(item: tuple[int, int, int], prepare: Callable) -> tuple[list[dict[str, Any]], tuple]:
+    """score_item, then the dedup preparation of the item's surviving rows, here: their texts
+    then cross to the parent once, with the rows, instead of going back to a worker to be
+    prepared (a dedup-only job's rows are mostly text)."""
+    rows = score_item(item)
+    return rows, prepare([r for r in rows if alive(r)])

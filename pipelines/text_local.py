@@ -35,7 +35,7 @@ from corpus.report import ReportStats, Samples, merge_all, write_report
 from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir
 from filters import percentile
 from filters.chain import TextChain, funnel
-from filters.dedup_lsh import FusedParams, fused_dedup_rows, fused_params
+from filters.dedup_lsh import FusedParams, batch_preparer, fused_dedup_rows, fused_params
 from pipelines.local_workers import AUTO, score_pages, worker_map
 from pipelines.memory_fit import check_local_fits, input_bytes, workers_that_fit
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
@@ -70,10 +70,19 @@ def _dedup_params(cfg: dict[str, Any]) -> FusedParams:
         raise ConfigError(f"text config: dedup: {e}") from None
 
 
-def _dedup(rows: list[dict], params: FusedParams, pmap=map) -> list[dict]:
+def _dedup(rows: list[dict], params: FusedParams, pmap=map, prepared: list | None = None) -> list[dict]:
     live = [r for r in rows if alive(r)]
     dead = [r for r in rows if not alive(r)]
-    return [apply_dedup(r) for r in fused_dedup_rows(live, "text", "id", params, pmap)] + dead
+    return [apply_dedup(r) for r in fused_dedup_rows(live, "text", "id", params, pmap, prepared)] + dead
+
+
+def _prepare_while_scoring(chain: TextChain, dedup: FusedParams | None):
+    """The dedup preparation to run on each work item as it is scored, or None. Only when no
+    corpus-wide step drops rows between scoring and dedup (top-p% quality, decontamination):
+    then the rows alive after scoring are the rows dedup sees."""
+    if dedup is None or not (dedup.exact or dedup.near) or chain.top_percent is not None or chain.decontam_active:
+        return None
+    return batch_preparer("text", "id", dedup)
 
 
 def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any], info: dict[str, Any]) -> None:
@@ -108,14 +117,14 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
         prepare_output_dir(rejected_dir, "documents-rejected", job=rprov.get("job"), overwrite=overwrite)
 
     with worker_map(workers, chain, dataset, columns, cfg, most=most) as pmap:
-        rows = score_pages(pmap, dataset)
+        rows, prepared = score_pages(pmap, dataset, _prepare_while_scoring(chain, dedup))
         log.info("text (local engine, %d process%s): %d pages scored", pmap.processes,
                  "es" if pmap.processes > 1 else "", len(rows))
         if chain.top_percent is not None:
             rows = _quality(rows, chain, cfg)
         rows = _decontam(rows, chain) if chain.decontam_active else [without_decontam(r) for r in rows]
         if dedup is not None:
-            rows = _dedup(rows, dedup, pmap)
+            rows = _dedup(rows, dedup, pmap, prepared)
 
     target = target_bytes or DEFAULT_TARGET_BYTES
     write_keyed_rows(out_dir, "documents", schema, [r for r in rows if alive(r)], target_bytes=target,

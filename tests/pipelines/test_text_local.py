@@ -67,6 +67,29 @@ def test_local_engine_writes_the_beam_pipelines_bytes(tmp_path):
         run_text(pages, str(tmp_path / "local"), str(other))
 
 
+@pytest.mark.slow
+def test_dedup_prepared_while_scoring_writes_the_beam_pipelines_bytes(tmp_path):
+    """Without a corpus-wide step before dedup (no top-p% quality, no decontamination) each work
+    item's dedup entries are prepared in the process that scored it (local_workers.score_and_prepare):
+    the same shards as Beam's, with one process or two, and the duplicates are found."""
+    from filters.chain import TextChain, load_config
+    from pipelines.text_local import _dedup_params, _prepare_while_scoring
+
+    pages, _, _ = build_pages(tmp_path)
+    cfg = tmp_path / "dedup.yaml"
+    cfg.write_text(yaml.safe_dump({"input": {"max_chars": 200_000}, "stages": ["input", "c4_lines", "dedup"],
+                                   "dedup": {"near": True}}))
+    loaded = load_config(str(cfg))
+    assert _prepare_while_scoring(TextChain(loaded), _dedup_params(loaded)) is not None  # the path under test
+    beam = run_text(pages, str(tmp_path / "beam"), str(cfg), ["--runner=FnApiRunner"], target_bytes=20_000)
+    assert beam["dropped"].get("dedup:exact_duplicate")
+    for workers in (1, 2):
+        out = run_text(pages, str(tmp_path / f"w{workers}"), str(cfg), target_bytes=20_000, workers=workers)
+        assert out["kept"] == beam["kept"] and out["dropped"] == beam["dropped"]
+        for suffix in ("", ".rejected"):
+            assert _shards(str(tmp_path / f"w{workers}") + suffix) == _shards(str(tmp_path / "beam") + suffix)
+
+
 def test_local_engine_cli_errors_are_one_line(tmp_path, capsys):
     pages, _, _ = build_pages(tmp_path)
     bad = tmp_path / "bad.yaml"
