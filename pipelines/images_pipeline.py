@@ -1,7 +1,8 @@
 """`cidermill images`: crawled pages -> image-text pairs and interleaved documents (Beam).
 
-    pages ─ refs (one per <img>) ─ FetchImages: unique srcs by host, fetched (crawl rules) or read
-          │                        from WARC files, Pillow checks ─ AttachImages (ref, info)
+    pages ─ refs (one per <img>) ─ FetchImages (pipelines/images_fetch.py): unique srcs read from a
+          │                        --local-images folder or WARC files, or fetched by host (crawl
+          │                        rules), Pillow checks ─ AttachImages (ref, info)
           ├─ MakePairs: alt / caption text checks, PII, language ─ ScorePairs: CLIP ─ DedupImages
           │  (best-scoring survivor) ─ ClipCut (global) ─ pairs shards ─ PairsReport
           └─ BuildInterleaved: page text split at image positions, an image stays if
@@ -38,22 +39,17 @@ from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
 from corpus.report import StageStats, read_report
 from corpus.schemas import INTERLEAVED, PAIRS
-from crawl.image_fetch import ImageFetcher
-from crawl.image_warc import iter_warc_images, url_key
-from crawl.warc_records import warc_ranges
-from crawl.urls import hostname_of
 from filters.clip_score import shared_scorer
 from filters.clip_select import (ClipSelectConfig, base_cut, coarse_bin, cut_from_bin, locate_rank, merge_counts,
                                  resolve_threshold, top_candidate)
 from filters.image_dedup import band_entries, bucket_edges, duplicate_label, star_edges
 from imagetext.config import ImagesConfig
-from imagetext.image_info import fetch_host, not_in_warc, warc_infos
 from imagetext.interleaved import interleaved_doc
-from imagetext.local_images import local_root, local_src_info
 from imagetext.pairs import apply_duplicate, dedup_node, finalize_pair, make_pairs
 from imagetext.refs import context_text, page_refs
 from pipelines.beam_options import run_pipeline
 from pipelines.dedup import ConnectedComponents
+from pipelines.images_fetch import FetchImages
 from pipelines.images_report import InterleavedReport, PairsReport
 from pipelines.shards_io import ReadShards, WriteShards
 from training.clip.model import checkpoint_threshold
@@ -84,105 +80,6 @@ PAIR, CONTEXT = "pair", "context"
 
 def _first(values: Iterable) -> Any:
     return next(iter(values), None)
-
-
-# -- fetching ---------------------------------------------------------------------------------
-class FetchHostDoFn(beam.DoFn):
-    """(host, [src]) -> (src, info); one host's images one at a time, in sorted order."""
-
-    def __init__(self, cfg: ImagesConfig):
-        self.cfg = cfg
-
-    def setup(self):
-        self.fetcher = ImageFetcher(self.cfg.fetch)
-
-    def process(self, element):
-        _, srcs = element
-        yield from fetch_host(srcs, self.fetcher, self.cfg)
-
-    def teardown(self):
-        f = getattr(self, "fetcher", None)
-        if f is not None:
-            f.close()
-
-
-def _warc_lookup(item: tuple[str, dict[str, list]], cfg: ImagesConfig):
-    """(canonical url, {"src": [srcs], "rec": [records]}) -> (src, info); srcs with no record go to
-    the "missing" output."""
-    found, missing = warc_infos(item[1]["src"], list(item[1]["rec"]), cfg)
-    yield from found
-    for src in missing:
-        yield beam.pvalue.TaggedOutput("missing", src)
-
-
-class _WarcRecords(beam.DoFn):
-    """(WARC file path, range) -> (url, image record) of each image response archived there."""
-
-    def __init__(self, files: list[str], fc):
-        self.files, self.fc = files, fc
-
-    def file_paths(self) -> list[str]:  # what a remote runner's workers must hold (runners/dask_client.py)
-        return self.files
-
-    def process(self, item: tuple[str, int, int | None]):
-        path, start, end = item
-        for r in iter_warc_images(path, self.fc.user_agent, self.fc.optout_token, self.fc.max_bytes,
-                                  span=(start, end)):
-            yield r["url"], r
-
-
-class ReadWarcImages(beam.PTransform):
-    """srcs -> ((src, info) found in cfg.warc_files, srcs not archived there)."""
-
-    def __init__(self, cfg: ImagesConfig):
-        super().__init__()
-        self.cfg = cfg
-
-    def expand(self, srcs):
-        files = sorted(os.path.abspath(f) for f in self.cfg.warc_files)
-        ranges = [(path, a, b) for path in files for a, b in warc_ranges(path)]   # a big file: many items
-        recs = (srcs.pipeline | "Files" >> beam.Create(ranges) | "Spread" >> beam.Reshuffle()
-                | "Records" >> beam.ParDo(_WarcRecords(files, self.cfg.fetch)))
-        keyed = srcs | "SrcKey" >> beam.Map(lambda s: (url_key(s) or "\x00bad:" + s, s))
-        looked = ({"src": keyed, "rec": recs} | "Join" >> beam.CoGroupByKey()
-                  | "Lookup" >> beam.FlatMap(_warc_lookup, self.cfg).with_outputs("missing", main="found"))
-        return looked.found, looked.missing
-
-
-class FetchImages(beam.PTransform):
-    """refs -> (src, info) for every distinct src of a page that allows training, fetched once.
-
-    Srcs under a --local-images URL are read from its folder (imagetext/local_images.py). With WARC
-    files, srcs are first looked up there (by canonical URL); the ones not archived are fetched live
-    (warc_missing="fetch") or dropped as image_not_in_warc. One host's fetches stay on one worker
-    (politeness)."""
-
-    def __init__(self, cfg: ImagesConfig):
-        super().__init__()
-        self.cfg = cfg
-
-    def expand(self, refs):
-        srcs = (refs
-                | "TrainablePages" >> beam.Filter(lambda r: r["page_training_allowed"])   # opted-out: never fetched
-                | "Srcs" >> beam.Map(lambda r: r["src"]) | "HasSrc" >> beam.Filter(bool)
-                | "DistinctSrc" >> beam.Distinct())
-        infos = []
-        if self.cfg.local_images:
-            roots = self.cfg.local_images
-            split = srcs | "InFolder" >> beam.Partition(lambda s, n: 0 if local_root(s, roots) else 1, 2)
-            infos.append(split[0] | "ReadLocal" >> beam.Map(local_src_info, self.cfg))
-            srcs = split[1]
-        if self.cfg.warc_files:
-            found, srcs = srcs | "FromWarc" >> ReadWarcImages(self.cfg)
-            infos.append(found)
-            if self.cfg.warc_missing == "drop":
-                infos.append(srcs | "NotInWarc" >> beam.Map(lambda s: (s, not_in_warc(s))))
-                srcs = None
-        if srcs is not None:
-            infos.append(srcs
-                         | "ByHost" >> beam.Map(lambda s: (hostname_of(s), s)) | "GroupHost" >> beam.GroupByKey()
-                         | "FetchCheck" >> beam.ParDo(FetchHostDoFn(self.cfg)))
-        return tuple(infos) | "Infos" >> beam.Flatten()
 
 
 class AttachImages(beam.PTransform):

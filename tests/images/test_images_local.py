@@ -56,6 +56,31 @@ def test_images_of_a_saved_site_are_read_from_its_folder_and_only_from_there(ima
     assert not any((r["drop_reason"] or "").startswith("fetch_") for r in by.values())   # nothing fetched
 
 
+@pytest.mark.slow
+def test_a_dask_worker_that_does_not_see_the_folder_is_refused(image_site, tiny_clip, tmp_path, capsys):
+    """On Dask, a worker that sees another disk at the --local-images folder (its own mount
+    namespace, where the folder is an empty tmpfs, as on another machine) would drop every image
+    as image_not_in_folder: refused in one line before any work."""
+    from pipelines.cli import main
+    from tests_dask import can_hide, start_cluster
+    if not can_hide():
+        pytest.skip("this machine does not allow a private mount namespace (unshare -m)")
+    _, _, root = image_site
+    site = tmp_path / "hidden" / "site"
+    (site / "img").mkdir(parents=True)
+    shutil.copy(os.path.join(root, GOOD[0]), site / "img" / GOOD[0])
+    (site / "tools.html").write_text(_page([f"img/{GOOD[0]}"]), encoding="utf-8")
+    assert main(["crawl", "--html-dir", str(site), "--base-url", BASE, "--out", str(tmp_path / "crawl")]) == 0
+    out = tmp_path / "out"
+    with start_cluster(str(tmp_path), nworkers=1, hide=str(tmp_path / "hidden")) as address:
+        rc = main(["images", "--pages", str(tmp_path / "crawl" / "pages"), "--out", str(out),
+                   "--clip-checkpoint", tiny_clip[0], "--local-images", f"{BASE}={site}",
+                   "--runner", "dask", f"--dask_client_address={address}"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and "does not see" in err and str(site) in err and "\n" not in err
+    assert not os.path.exists(out / "pairs" / "_manifest.json")
+
+
 def test_local_images_specs_and_paths(tmp_path):
     from imagetext.config import ImagesConfig
     from imagetext.local_images import local_info, local_root, parse_local_images

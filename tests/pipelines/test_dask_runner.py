@@ -290,7 +290,8 @@ def test_jobs_name_the_files_their_workers_open(tmp_path):
     from filters.langid import lid_model_path
     from filters.quality_model import DEFAULT_MODEL
     from imagetext.config import ImagesConfig
-    from pipelines.images_pipeline import ClipScoreDoFn, _WarcRecords
+    from pipelines.images_fetch import _WarcRecords
+    from pipelines.images_pipeline import ClipScoreDoFn
     from pipelines.text_pipeline import _Score
 
     assert input_files(load_config()) == [lid_model_path(), DEFAULT_MODEL]
