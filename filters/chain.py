@@ -119,15 +119,11 @@ class TextChain:
         self._ranges = out  # the filters' ranges are fixed once configured
         return out
 
-    def stage_scores(self, stage: str) -> list[str]:
-        f = self.filters.get(stage)
-        return list(f.score_ranges) if f is not None else []
-
-    def stage_score_names(self) -> dict[str, tuple[str, ...]]:
-        """stage_scores for every stage, built once (funnel asks for them once per row and stage)."""
+    def stage_scores(self, stage: str) -> tuple[str, ...]:
+        """The score columns a stage writes, from a table built once (funnel asks once per row and stage)."""
         if getattr(self, "_stage_scores", None) is None:
-            self._stage_scores = {name: tuple(self.stage_scores(name)) for name in self.stage_names}
-        return self._stage_scores
+            self._stage_scores = {name: tuple(f.score_ranges) for name, f in self.filters.items()}
+        return self._stage_scores.get(stage, ())
 
     def schema(self) -> pa.Schema:
         if getattr(self, "_schema", None) is None:  # built once: every row starts from its names
@@ -214,10 +210,9 @@ class TextChain:
 def funnel(chain: TextChain, row: dict[str, Any], stats) -> None:
     """Record one final row in `stats` (corpus.report.ReportStats), stage by stage in order."""
     ranges = chain.score_ranges()
-    names = chain.stage_score_names()
     for name in chain.stage_names:
         st = stats.stage(name)
-        scores = {k: row.get(k) for k in names[name]}
+        scores = {k: row.get(k) for k in chain.stage_scores(name)}
         if name == "input":
             if row.get("truncated"):
                 st.counters["truncated"] += 1

@@ -109,35 +109,13 @@ def band_partitions(buckets: np.ndarray, fps: np.ndarray, khs: np.ndarray, bands
         yield int(part[sel[0]]), (ids[sel].tobytes(), fps[docs].tobytes(), khs[docs].tobytes())
 
 
-def unpack_partition(item):
-    """(partition, packs) -> (bucket, [(key hash, fp), ...]) for every bucket with two or more
-    entries; packs of three byte strings (bucket ids, fingerprints, key hashes), as
-    band_partitions writes them."""
-    _, packs = item
-    ids, fps, members = [], [], []
-    for id_bytes, fp_bytes, kh_bytes in packs:
-        ids.append(np.frombuffer(id_bytes, dtype=np.uint64))
-        fps.append(np.frombuffer(fp_bytes, dtype=np.uint32).astype(np.uint64))
-        members.append(np.frombuffer(kh_bytes, dtype=np.uint64))
-    if not ids:
-        return
-    ids, fps, members = np.concatenate(ids), np.concatenate(fps), np.concatenate(members)
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
-    ends = np.concatenate((starts[1:], [len(ids)]))
-    big = (ends - starts) > 1
-    for lo, hi in zip(starts[big].tolist(), ends[big].tolist()):
-        sel = order[lo:hi]
-        yield int(sorted_ids[lo]), list(zip(members[sel].tolist(), fps[sel].tolist()))
-
-
 def partition_pairs(item) -> list[tuple[int, int]]:
     """(partition, packs) -> the distinct candidate pairs of all its buckets, sorted: the pairs
-    candidate_pairs proposes for every bucket unpack_partition yields, computed in numpy over the
-    whole partition (no Python tuple per band entry). Only a bucket with three or more distinct
-    signatures goes through candidate_pairs's own loop."""
-    _, packs = item
+    candidate_pairs proposes for every bucket (the entries of one bucket id with two or more
+    entries, from packs of three byte strings as band_partitions writes them), computed in numpy
+    over the whole partition (no Python tuple per band entry). Only a bucket with three or more
+    distinct signatures goes through candidate_pairs's own loop."""
+    packs = list(item[1])   # a shuffle's values: read three times below
     if not packs:
         return []
     ids = np.concatenate([np.frombuffer(i, dtype=np.uint64) for i, _, _ in packs])

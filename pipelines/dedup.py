@@ -53,7 +53,7 @@ import xxhash
 from corpus.errors import ConfigError
 from filters.dedup_cluster import (DEFAULT_VERIFY, EXACT_DUPLICATE, NEAR_DUPLICATE, UnionFind,
                                    similarity_for)
-from filters.dedup_lsh import (band_partitions, candidate_pairs, key_hash, key_of, near_params, unpack_partition,
+from filters.dedup_lsh import (band_partitions, candidate_pairs, key_hash, key_of, near_params, partition_pairs,
                                with_marks)
 from filters.dedup_text import distinct_per_document, exact_hash, shingle_hashes_batch, words_of
 from filters.minhash_signature import MinHasher, band_hashes, signature_jaccard
@@ -244,10 +244,8 @@ class VerifiedEdges(beam.PTransform):
         sigs, band_entries = pcolls
         t = self.threshold
         buckets = band_entries | "Buckets" >> beam.GroupByKey()
-        if self.packed:
-            buckets = buckets | "Unpack" >> beam.FlatMap(unpack_partition)
         pairs = (buckets
-                 | "Candidates" >> beam.FlatMap(candidate_pairs)
+                 | "Candidates" >> beam.FlatMap(partition_pairs if self.packed else candidate_pairs)
                  | "Distinct" >> beam.Distinct())
         half = ({"sig": sigs, "pair": pairs | "ByLarger" >> beam.Map(lambda p: (p[1], p[0]))}
                 | "JoinLarger" >> beam.CoGroupByKey()

@@ -11,6 +11,12 @@ FUNCS = ["def press(apples):\n    return [a.juice() for a in apples]",
 BETWEEN = "class Barrel(Container):\n    litres = 225"
 
 
+def _blocks(html: str):
+    """The page's blocks, as the extractor segments them, and their texts."""
+    blocks = segment(parse_html(html)).blocks
+    return blocks, [b.text for b in blocks]
+
+
 def _source_view(intro: str = "") -> str:
     body = (f"{IMPORTS}\n<div class='viewcode-block'>{FUNCS[0]}\n</div>{BETWEEN}\n"
             f"<div class='viewcode-block'>{FUNCS[1]}\n</div>")
@@ -21,7 +27,7 @@ def _source_view(intro: str = "") -> str:
 
 
 def test_one_kept_piece_keeps_every_piece_of_its_listing_and_nothing_else():
-    blocks = segment(parse_html(_source_view())).blocks
+    blocks, _ = _blocks(_source_view())
     listing = [i for i, b in enumerate(blocks) if "pre" in b.ctx.marks]
     assert len(listing) == 4, [b.text for b in blocks]       # imports, function, class, function
     keep = [False] * len(blocks)
@@ -35,8 +41,7 @@ def test_one_kept_piece_keeps_every_piece_of_its_listing_and_nothing_else():
 def test_separate_listings_stay_separate():
     page = ("<html><body><pre>first = 1<div>second = 2</div></pre><p>Between the two listings.</p>"
             "<pre>third = 3<div>fourth = 4</div></pre></body></html>")
-    blocks = segment(parse_html(page)).blocks
-    texts = [b.text for b in blocks]
+    blocks, texts = _blocks(page)
     keep = [t == "second = 2" for t in texts]
     out = whole_units(blocks, keep)
     assert [t for t, k in zip(texts, out) if k] == ["first = 1", "second = 2"]
@@ -58,15 +63,13 @@ GLOSSARY = [("CIDR", "Classless Inter-Domain Routing, the notation that writes a
 def test_a_kept_definition_keeps_its_terms_and_only_its_own():
     items = "".join(f"<dt><span class='term'>{t}</span></dt><dd><p>{d}</p></dd>" for t, d in GLOSSARY)
     page = f"<html><body><h1>Acronyms</h1><div class='variablelist'><dl>{items}</dl></div></body></html>"
-    blocks = segment(parse_html(page)).blocks
-    texts = [b.text for b in blocks]
+    blocks, texts = _blocks(page)
     keep = [t in (GLOSSARY[0][1], GLOSSARY[2][1]) for t in texts]   # two definitions kept, no term
     out = whole_units(blocks, keep)
     assert [t for t, k in zip(texts, out) if k] == ["CIDR", GLOSSARY[0][1], "WAL", GLOSSARY[2][1]]
     two_terms = page.replace("<dt><span class='term'>MVCC</span></dt>",
                              "<dt>MVCC</dt><dt>multiversion concurrency control</dt>")
-    blocks = segment(parse_html(two_terms)).blocks
-    texts = [b.text for b in blocks]
+    blocks, texts = _blocks(two_terms)
     out = whole_units(blocks, [t == GLOSSARY[1][1] for t in texts])
     assert [t for t, k in zip(texts, out) if k] == ["MVCC", "multiversion concurrency control", GLOSSARY[1][1]]
 
@@ -76,8 +79,7 @@ def test_a_voted_example_after_its_kept_introduction_is_kept():
             "<div class='highlight-default'><div class='highlight'><pre>&gt;&gt;&gt; press([1, 2, 3])\n[0.4, 0.8, 1.2]"
             "</pre></div></div><pre>&gt;&gt;&gt; ferment(12)</pre></dd></dl>"
             "<div class='footer'><pre>build 2026-11-11 12:00:00 (0.1.0)</pre></div></body></html>")
-    blocks = segment(parse_html(page)).blocks
-    texts = [b.text for b in blocks]
+    blocks, texts = _blocks(page)
     assert texts == ["Press the apples of one harvest.", "Examples", ">>> press([1, 2, 3]) [0.4, 0.8, 1.2]", ">>> ferment(12)",
                      "build 2026-11-11 12:00:00 (0.1.0)"]
     keep = [True, True, False, False, False]
@@ -91,9 +93,9 @@ def test_a_heading_goes_with_its_kept_section():
             "<p>Presses the apples of one harvest into juice.</p></div></div></div>"
             "<div class='rail'><h2>See also</h2></div><div class='sidebar'><p>Other tools of the orchard.</p></div>"
             "</body></html>")
-    blocks = segment(parse_html(page)).blocks
-    assert [b.text for b in blocks] == ["DESCRIPTION", "Presses the apples of one harvest into juice.", "See also",
-                                        "Other tools of the orchard."]
+    blocks, texts = _blocks(page)
+    assert texts == ["DESCRIPTION", "Presses the apples of one harvest into juice.", "See also",
+                     "Other tools of the orchard."]
     # the first heading's section is kept; the second heading's next block is kept too, but it lies
     # outside the heading's container (a sidebar beside its rail), so that heading stays out
     assert section_headings(blocks, [False, True, False, True]) == [True, True, False, True]

@@ -189,11 +189,23 @@ def test_lsh_params_and_permutations_equal_datasketch():
         assert np.array_equal(a, ref[0]) and np.array_equal(b, ref[1]) and a.dtype == b.dtype == np.uint32
 
 
+def _buckets(packs):
+    """The reference reading of packed band entries: (bucket, [(key hash, fp), ...]) for every bucket
+    id with two or more entries, one at a time in Python."""
+    ids = np.concatenate([np.frombuffer(i, dtype=np.uint64) for i, _, _ in packs])
+    fps = np.concatenate([np.frombuffer(f, dtype=np.uint32) for _, f, _ in packs]).astype(np.uint64)
+    keys = np.concatenate([np.frombuffer(k, dtype=np.uint64) for _, _, k in packs])
+    by_id = {}
+    for b, k, f in zip(ids.tolist(), keys.tolist(), fps.tolist()):
+        by_id.setdefault(b, []).append((k, f))
+    return [(b, members) for b, members in by_id.items() if len(members) > 1]
+
+
 def test_partition_pairs_equal_the_per_bucket_rule():
     """The numpy pairing of a whole partition proposes exactly the pairs that candidate_pairs gives
-    each bucket unpack_partition yields: two-entry buckets, exact-duplicate buckets (one signature,
-    many keys), one key under two signatures, and buckets past SMALL_BUCKET (star and chain)."""
-    from filters.dedup_lsh import SMALL_BUCKET, candidate_pairs, partition_pairs, unpack_partition
+    each bucket of it: two-entry buckets, exact-duplicate buckets (one signature, many keys), one
+    key under two signatures, and buckets past SMALL_BUCKET (star and chain)."""
+    from filters.dedup_lsh import SMALL_BUCKET, candidate_pairs, partition_pairs
     rng = np.random.default_rng(7)
     shapes = [(600, 200, 5, 300), (300, 5, 60, 200), (50, 2, 1, 3), (40, 1, 2 * SMALL_BUCKET, 1000), (1, 1, 1, 1)]
     for n, n_ids, n_fps, n_keys in shapes:
@@ -204,7 +216,7 @@ def test_partition_pairs_equal_the_per_bucket_rule():
                 packs.append((rng.integers(0, n_ids, m).astype(np.uint64).tobytes(),
                               rng.integers(0, n_fps, m).astype(np.uint32).tobytes(),
                               (rng.integers(0, n_keys, m).astype(np.uint64) * np.uint64(2 ** 40 + 7)).tobytes()))
-            want = {p for bucket in unpack_partition((0, packs)) for p in candidate_pairs(bucket)}
+            want = {p for bucket in _buckets(packs) for p in candidate_pairs(bucket)}
             got = partition_pairs((0, packs))
             assert got == sorted(want)
     assert partition_pairs((0, [])) == []
