@@ -16,6 +16,7 @@ worst case is an empty Extraction with `error` set.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from crawl.extract_post_meta import drop_post_meta
 from crawl.extract_region import article_region, main_region
 from crawl.extract_reviews import drop_reviews
 from crawl.extract_units import section_headings, voted_listings, whole_units
+from crawl.framesets import frame_links, open_noframes
 from crawl.mail_archive import body_lines, declared_body, sender_and_date
 from crawl.page_kind import meta_content, page_kind
 from crawl.streamed_html import apply_streamed_swaps
@@ -87,6 +89,7 @@ def parse_html_checked(html: str):
         apply_streamed_swaps(doc, data)
     except (ValueError, TypeError):  # an odd tree is read as parsed, never an error
         pass
+    open_noframes(doc)  # a frameset page's content for readers without frames (crawl/framesets.py)
     return doc, note
 
 
@@ -145,8 +148,9 @@ def _dom_images(doc, resolve: LinkResolver) -> list[dict[str, Any]]:
 def _links(doc, base: str, resolve: LinkResolver | None = None) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
     links, seen, bad = [], set(), []
     resolve = resolve or LinkResolver(base)
-    for a in doc.iter("a", "area"):
-        href = (a.get("href") or "").strip()
+    anchors = ((a.get("href") or "", a) for a in doc.iter("a", "area"))
+    for href, anchor in itertools.chain(anchors, frame_links(doc)):  # a frame's anchor is its title
+        href = href.strip()
         if not href or href.startswith("#"):
             continue
         url, why = resolve(href)
@@ -157,7 +161,8 @@ def _links(doc, base: str, resolve: LinkResolver | None = None) -> tuple[list[di
         if url in seen:
             continue
         seen.add(url)
-        links.append({"url": url, "anchor": _clean(a.text_content())[:500]})
+        text = anchor if isinstance(anchor, str) else anchor.text_content()
+        links.append({"url": url, "anchor": _clean(text)[:500]})
         if len(links) >= MAX_LINKS:
             break
     return links, bad
