@@ -33,6 +33,18 @@ def normalise_args(args: list[str]) -> list[str]:
     return out
 
 
+def local_dask_workers(beam_args: Sequence[str] | None) -> int | None:
+    """The worker count of the local Dask cluster these options ask for (`--runner dask` without
+    --dask_client_address; --dask_workers, default 2), else None."""
+    try:
+        opts = dict(a.partition("=")[::2] for a in normalise_args(list(beam_args or [])))
+        if opts.get("--runner") != SHORT_RUNNERS["dask"] or opts.get("--dask_client_address"):
+            return None
+        return int(opts.get("--dask_workers") or 2)
+    except (CidermillError, ValueError):
+        return None  # the job itself reports a bad option
+
+
 def uses_local_engine(beam_args: Sequence[str] | None) -> bool:
     """True for `--runner local`, and for no Beam option at all on a verb with a local engine.
     Any other option means Beam: workers, Dask or a service runner."""

@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipelines.malloc_arenas import limit_malloc_arenas
 
     limit_malloc_arenas()
+    local_dask = _start_local_dask(unknown) if getattr(mod, "BEAM", False) else False
     try:
         return int(mod.run(args, unknown) or 0)  # type: ignore[attr-defined]
     except CidermillError as e:
@@ -104,6 +105,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cidermill {args.verb}: internal error: {type(e).__name__}: {e} "
               "(rerun with --debug for the traceback)", file=sys.stderr)
         return 70
+    finally:
+        if local_dask:  # the command's local cluster ends with it (main() may be called again in-process)
+            from pipelines.runners.dask_client import close_local_clusters
+            close_local_clusters()
+
+
+def _start_local_dask(beam_args: list[str]) -> bool:
+    """With `--runner dask` and no scheduler address, start the local cluster now, in a thread:
+    its workers start and import while this process imports Beam and builds the job (about a
+    second sooner on a one-worker job). -> whether one was started."""
+    from pipelines.beam_options import local_dask_workers
+
+    n = local_dask_workers(beam_args) if beam_args else None
+    if not n:
+        return False
+    from pipelines.runners.dask_client import start_local_early
+    return start_local_early(n)
 
 
 if __name__ == "__main__":

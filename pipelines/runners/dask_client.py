@@ -16,11 +16,13 @@ What the runner asks of a job's functions (DoFns, CombineFns), both optional:
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import importlib
 import logging
 import os
+import threading
 import uuid
 from typing import Iterable
 
@@ -42,11 +44,20 @@ def _probe_imports(modules: list[str]) -> str | None:
     return None
 
 
+# One local cluster per worker count and process, started by the first job that asks for it and
+# kept for the jobs after it: a crawl runs one Beam pipeline per wave, and a cluster started per
+# wave paid each time for its worker processes' start and imports (Beam, pyarrow, the job's
+# modules: about 2.5 CPU-s a worker) and lost the models its DoFns had set up. Closed at exit.
+_LOCAL: dict[int, tuple] = {}
+_EXIT_HOOK: list = []
+
+
 def connect(address: str | None, n_workers: int, timeout_s: float = 10.0):
-    """-> (client, cluster or None). `address` 'HOST:PORT' or 'tcp://HOST:PORT'; else a local
-    cluster of `n_workers` processes with one thread each (Python code holds the GIL)."""
+    """-> (client, cluster or None). `address` 'HOST:PORT' or 'tcp://HOST:PORT'; else the local
+    cluster of `n_workers` processes with one thread each (Python code holds the GIL), shared by
+    the jobs of this process (is_shared)."""
     try:
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client
     except ImportError:
         raise CidermillError("--runner dask needs dask.distributed: pip install 'dask[distributed]'") from None
     logging.getLogger("distributed").setLevel(logging.WARNING)
@@ -59,9 +70,75 @@ def connect(address: str | None, n_workers: int, timeout_s: float = 10.0):
                                  f"({type(e).__name__}); is `dask scheduler` running there?") from None
     if n_workers < 1:
         raise CidermillError(f"--dask_workers must be at least 1 (got {n_workers})")
+    starting = _STARTING.pop(n_workers, None)
+    if starting is not None:
+        starting.join()
+    return _local_cluster(n_workers)
+
+
+def _local_cluster(n_workers: int):
+    from dask.distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.WARNING)
+    cached = _LOCAL.get(n_workers)
+    if cached is not None:
+        if _running(*cached):
+            return cached
+        release(cached[1])
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                            dashboard_address=None, silence_logs=40)
-    return Client(cluster, set_as_default=False), cluster
+    if not _EXIT_HOOK:  # registered after distributed's own exit handlers, so it runs before them
+        _EXIT_HOOK.append(atexit.register(close_local_clusters))
+    _LOCAL[n_workers] = (Client(cluster, set_as_default=False), cluster)
+    return _LOCAL[n_workers]
+
+
+def start_local_early(n_workers: int) -> bool:
+    """Start the local cluster of `n_workers` in a thread now, so that its worker processes start
+    and import what every task unpickles (BASE_MODULES) while this process imports Beam and
+    builds the pipeline; the job's connect() then takes it. Errors surface there, not here.
+    -> whether it started one (not when one is up or starting)."""
+    if n_workers < 1 or n_workers in _LOCAL or n_workers in _STARTING:
+        return False
+
+    def start() -> None:
+        with contextlib.suppress(Exception):  # connect() starts one again, and reports what fails
+            client, _ = _local_cluster(n_workers)
+            client.run(_probe_imports, list(BASE_MODULES))
+
+    t = _STARTING[n_workers] = threading.Thread(target=start, name="cidermill-dask-start", daemon=True)
+    t.start()
+    return True
+
+
+_STARTING: dict[int, threading.Thread] = {}
+
+
+def _running(client, cluster) -> bool:
+    return getattr(client, "status", None) == "running" and str(getattr(cluster, "status", "")).endswith("running")
+
+
+def is_shared(cluster) -> bool:
+    """Whether `cluster` is this process's kept local cluster (a job leaves it running)."""
+    return cluster is not None and any(c is cluster for _, c in _LOCAL.values())
+
+
+def release(cluster) -> None:
+    """Close a kept local cluster and forget it: after a job on it failed, the next job starts a
+    fresh one rather than inherit a worker in an unknown state."""
+    for n, (client, c) in list(_LOCAL.items()):
+        if c is cluster:
+            del _LOCAL[n]
+            with contextlib.suppress(Exception):
+                client.close()
+                c.close()
+
+
+def close_local_clusters() -> None:
+    for n in list(_STARTING):  # a cluster still starting (a job that failed before it connected)
+        _STARTING.pop(n).join(timeout=60)
+    for _, cluster in list(_LOCAL.values()):
+        release(cluster)
 
 
 def _witness(path: str) -> tuple[str, str, bool] | None:

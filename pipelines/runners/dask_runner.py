@@ -22,7 +22,8 @@ It supports batch pipelines in the global window (all of cidermill's); anything 
 with a clear error rather than run wrongly.
 
 Options: --dask_client_address HOST:PORT (an existing scheduler) or --dask_workers N (a local
-cluster of N single-threaded worker processes, default 2); --dask_npartitions P (default: 4 per worker).
+cluster of N single-threaded worker processes, default 2, kept for the process's later jobs:
+runners/dask_client.py); --dask_npartitions P (default: 4 per worker).
 """
 from __future__ import annotations
 
@@ -424,11 +425,22 @@ class DaskResult(PipelineResult):
         return traffic
 
     def close(self) -> None:
-        if self.client is not None:
+        """Let go of the job's results; close its client (and a cluster it started), except the
+        process's kept local cluster (runners/dask_client.py), which stays up for the next job
+        unless this one did not finish."""
+        from pipelines.runners.dask_client import is_shared, release  # noqa: PLC0415
+
+        if self.client is None:
+            return
+        self.futures = []
+        if is_shared(self.cluster):
+            if self._state != PipelineState.DONE:
+                release(self.cluster)
+        else:
             self.client.close()
             if self.cluster is not None:
                 self.cluster.close()
-            self.client = self.cluster = None
+        self.client = self.cluster = None
 
     def cancel(self):
         self.client.cancel(self.futures)
@@ -441,7 +453,7 @@ class DaskRunner(PipelineRunner):
     """Executes a batch Beam pipeline on a Dask cluster (see the module docstring)."""
 
     def run_pipeline(self, pipeline, options):
-        from pipelines.runners.dask_client import check_files, check_paths, check_workers, connect
+        from pipelines.runners.dask_client import check_files, check_paths, check_workers, connect, is_shared, release
 
         opts = options.view_as(CidermillDaskOptions)
         pipeline.replace_all(_overrides())
@@ -456,8 +468,11 @@ class DaskRunner(PipelineRunner):
             before = client.run(_traffic) if opts.dask_traffic_json else None
             futures = client.compute(visitor.leaves())
         except BaseException:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            if is_shared(cluster):
+                release(cluster)
+            else:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
             raise
         return DaskResult(client, cluster, futures, opts.dask_traffic_json, before)

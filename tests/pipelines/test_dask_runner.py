@@ -4,6 +4,7 @@ with SIGKILL mid-job changes nothing; bad clusters are one-line errors."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import threading
 
@@ -56,6 +57,22 @@ def test_text_same_bytes_on_dask(text_job, dask_cluster):
     assert read_report(out).to_json()["stages"] == read_report(str(d / "ref")).to_json()["stages"]
 
 
+def test_text_on_a_local_cluster_the_command_starts_early_and_closes(text_job, tmp_path):
+    """`--runner dask` without an address: the command starts its local cluster before building
+    the job (cli._start_local_dask), writes the same bytes, and leaves no cluster behind, also
+    when it stops at a bad option."""
+    from pipelines.runners import dask_client
+
+    d, pages, cfg = text_job
+    out = str(tmp_path / "local")
+    assert main(["text", "--in", pages, "--out", out, "--config", cfg, "--runner", "dask", "--dask_workers", "1"]) == 0
+    assert digests(out) == digests(str(d / "ref"))
+    assert not dask_client._LOCAL and not dask_client._STARTING
+    assert main(["text", "--in", str(tmp_path / "absent"), "--out", str(tmp_path / "o2"), "--runner", "dask",
+                 "--dask_workers", "1"]) == 1
+    assert not dask_client._LOCAL and not dask_client._STARTING
+
+
 def test_worker_killed_mid_text_job_changes_nothing(text_job, dask_cluster):
     from tests_dask import worker_pids
     from dask.distributed import Client
@@ -92,6 +109,48 @@ def test_tokenize_same_bytes_on_dask(tmp_path, dask_cluster):
     run_tokenize(docs, str(tmp_path / "t1"), tok, target_bytes=2_000)
     run_tokenize(docs, str(tmp_path / "t2"), tok, beam_args=on(dask_cluster), target_bytes=2_000)
     assert len(digests(str(tmp_path / "t1"))) > 1 and digests(str(tmp_path / "t1")) == digests(str(tmp_path / "t2"))
+
+
+def test_local_cluster_is_kept_for_the_next_job_and_replaced_after_a_failure(tmp_path):
+    """A process's local cluster (`--runner dask` without an address) serves every job after the
+    one that started it (a crawl runs one pipeline per wave); a job that fails gives it up."""
+    from dask.distributed import Client
+
+    from pipelines.runners import dask_client
+    from pipelines.tokenize_pipeline import run_tokenize
+    from training.tokenizer import save_tokenizer, train_tokenizer
+
+    texts = [f"document {i} about cider and apples, pressed in batch {i * 3}" for i in range(40)]
+    docs = str(tmp_path / "docs")
+    write_dataset(docs, "documents", pa.table({"id": [f"d{i}" for i in range(40)], "text": texts}))
+    tok = save_tokenizer(train_tokenizer(texts, 300), str(tmp_path / "tok"))
+    local = ["--runner", "dask", "--dask_workers=1", "--dask_npartitions=2"]
+
+    def worker_pids():
+        client, cluster = dask_client._LOCAL[1]
+        assert isinstance(client, Client) and dask_client.is_shared(cluster)
+        return set(client.run(os.getpid).values())
+
+    try:
+        run_tokenize(docs, str(tmp_path / "t1"), tok, beam_args=local, target_bytes=2_000)
+        first = worker_pids()
+        run_tokenize(docs, str(tmp_path / "t2"), tok, beam_args=local, target_bytes=2_000)
+        assert worker_pids() == first  # the same worker process ran the second job
+        assert digests(str(tmp_path / "t1")) == digests(str(tmp_path / "t2"))
+        broken = str(tmp_path / "broken")
+        shutil.copytree(docs, broken)
+        shard = os.path.join(broken, read_manifest(broken).shards[0].path)
+        with open(shard, "r+b") as f:  # a shard that fails where a worker reads it, not before
+            f.truncate(os.path.getsize(shard) // 2)
+        with pytest.raises(Exception, match="part-00000"):
+            run_tokenize(broken, str(tmp_path / "tb"), tok, beam_args=local, target_bytes=2_000)
+        assert 1 not in dask_client._LOCAL  # given up
+        run_tokenize(docs, str(tmp_path / "t3"), tok, beam_args=local, target_bytes=2_000)
+        assert worker_pids().isdisjoint(first)  # a fresh cluster
+        assert digests(str(tmp_path / "t3")) == digests(str(tmp_path / "t1"))
+    finally:
+        dask_client.close_local_clusters()
+    assert not dask_client._LOCAL
 
 
 def _crawl(out, beam_args, during=None):
