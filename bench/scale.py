@@ -382,7 +382,7 @@ def images_rows(args, rows: list, n_docs: int, start: dict) -> list:
                  "--allow-private", "--delay", "0", "--render", "never", "--max-pages", str(args.images_pages),
                  "--max-depth", "5", "--wave-size", str(args.images_pages), "--no-sitemaps", "--quiet"])
         ref = None
-        for mode in args.modes.split(","):
+        for mode in [m for m in args.modes.split(",") if m not in ("local", "local2")]:  # text's own engine
             out = os.path.join(args.scratch, f"scale-out-images-{mode}")
             r = measure([sys.executable, "-m", "pipelines.cli", "images", "--pages", os.path.join(crawled, "pages"),
                          "--out", out, "--allow-private", "--delay", "0", "--overwrite", *MODES[mode]])
