@@ -49,6 +49,7 @@ def _probe_imports(modules: list[str]) -> str | None:
 # wave paid each time for its worker processes' start and imports (Beam, pyarrow, the job's
 # modules: about 2.5 CPU-s a worker) and lost the models its DoFns had set up. Closed at exit.
 _LOCAL: dict[int, tuple] = {}
+_STARTING: dict[int, threading.Thread] = {}  # worker count -> the thread starting that cluster early
 _EXIT_HOOK: list = []
 
 
@@ -111,9 +112,6 @@ def start_local_early(n_workers: int) -> bool:
     return True
 
 
-_STARTING: dict[int, threading.Thread] = {}
-
-
 def _running(client, cluster) -> bool:
     return getattr(client, "status", None) == "running" and str(getattr(cluster, "status", "")).endswith("running")
 
@@ -121,6 +119,18 @@ def _running(client, cluster) -> bool:
 def is_shared(cluster) -> bool:
     """Whether `cluster` is this process's kept local cluster (a job leaves it running)."""
     return cluster is not None and any(c is cluster for _, c in _LOCAL.values())
+
+
+def let_go(client, cluster, failed: bool) -> None:
+    """A job is over: close its client and a cluster it started, but leave the kept local cluster
+    up for the next job, unless this one failed (release)."""
+    if is_shared(cluster):
+        if failed:
+            release(cluster)
+        return
+    client.close()
+    if cluster is not None:
+        cluster.close()
 
 
 def release(cluster) -> None:

@@ -428,18 +428,12 @@ class DaskResult(PipelineResult):
         """Let go of the job's results; close its client (and a cluster it started), except the
         process's kept local cluster (runners/dask_client.py), which stays up for the next job
         unless this one did not finish."""
-        from pipelines.runners.dask_client import is_shared, release  # noqa: PLC0415
+        from pipelines.runners.dask_client import let_go  # noqa: PLC0415
 
         if self.client is None:
             return
         self.futures = []
-        if is_shared(self.cluster):
-            if self._state != PipelineState.DONE:
-                release(self.cluster)
-        else:
-            self.client.close()
-            if self.cluster is not None:
-                self.cluster.close()
+        let_go(self.client, self.cluster, failed=self._state != PipelineState.DONE)
         self.client = self.cluster = None
 
     def cancel(self):
@@ -453,7 +447,7 @@ class DaskRunner(PipelineRunner):
     """Executes a batch Beam pipeline on a Dask cluster (see the module docstring)."""
 
     def run_pipeline(self, pipeline, options):
-        from pipelines.runners.dask_client import check_files, check_paths, check_workers, connect, is_shared, release
+        from pipelines.runners.dask_client import check_files, check_paths, check_workers, connect, let_go
 
         opts = options.view_as(CidermillDaskOptions)
         pipeline.replace_all(_overrides())
@@ -468,11 +462,6 @@ class DaskRunner(PipelineRunner):
             before = client.run(_traffic) if opts.dask_traffic_json else None
             futures = client.compute(visitor.leaves())
         except BaseException:
-            if is_shared(cluster):
-                release(cluster)
-            else:
-                client.close()
-                if cluster is not None:
-                    cluster.close()
+            let_go(client, cluster, failed=True)
             raise
         return DaskResult(client, cluster, futures, opts.dask_traffic_json, before)
