@@ -23,10 +23,12 @@ from corpus.schemas import compress_html
 from crawl.checkpoint import chunk_key, load_chunk, save_chunk
 from crawl.extract import _links, parse_html
 from crawl.extract_pool import ExtractPool, page_task_here, shared_pool
-from crawl.fetch import HTML_TYPES, PDF_TYPES, RETRY_STATUSES, FetchConfig, Fetcher, FetchResult, mime_of
+from crawl.fetch import (HTML_TYPES, PDF_TYPES, RETRY_STATUSES, FetchConfig, Fetcher, FetchResult, mime_of,
+                         page_headers)
 from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
 from crawl.meta_refresh import instant_refresh_target
 from crawl.pdf import pdf_page_row
+from crawl.plain_text import PLAIN_TYPES, plain_page_row
 from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
@@ -37,7 +39,6 @@ from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP
                            read_sitemap)
 from crawl.urls import authority_of, origin_of, try_canonicalize, url_id
 
-PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date")
 
 
 @dataclass
@@ -82,6 +83,7 @@ class CrawlConfig:
     extract_workers: int = 0                  # extraction processes (0: one per core; 1: in the crawler's process)
     keep_raw_html: bool = True
     pdf: bool = True                        # fetch application/pdf too (text layer via crawl.pdf)
+    plain_text: bool = True                 # fetch text/plain and text/markdown too (crawl.plain_text)
     progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
     chunk_size: int = 25                      # URLs per host between checkpoints (see crawl/checkpoint.py)
 
@@ -133,7 +135,8 @@ class WaveCrawler:
                                            read_timeout=c.read_timeout, total_timeout=c.total_timeout,
                                            max_bytes=fetch_cap(c), max_redirects=c.max_redirects, retries=c.retries,
                                            backoff=c.backoff, max_retry_after=c.max_retry_after,
-                                           accept_types=HTML_TYPES + (PDF_TYPES if c.pdf else ()),
+                                           accept_types=HTML_TYPES + (PDF_TYPES if c.pdf else ())
+                                           + (PLAIN_TYPES if c.plain_text else ()),
                                            ), policy=self.policy)  # connect-time check of every request
         self.robots = RobotsCache(self.fetcher, c.user_agent, c.optout_token, check_address=self.policy.check)
         self._renderer: RenderService | None = None
@@ -383,6 +386,8 @@ class WaveCrawler:
             return
         if mime_of(res.content_type) in PDF_TYPES:
             return self._pdf_page(e, res, decision, out)
+        if mime_of(res.content_type) in PLAIN_TYPES:
+            return self._plain_page(e, res, decision, out)
         url, final, html = e["url"], res.final_url, res.html or ""
         target = instant_refresh_target(html, final)
         if target is not None:   # <meta http-equiv="refresh" content="0; url=...">: a redirect
@@ -432,7 +437,7 @@ class WaveCrawler:
                   noindex: bool, nofollow: bool, training_allowed: bool) -> dict[str, Any]:
         """The PAGES row of a fetched HTML page (`ex`: its Extraction, None when noindex)."""
         url = e["url"]
-        headers = [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items()) if k in PAGE_HEADERS]
+        headers = page_headers(res.headers)
         return {
             "id": url_id(url), "url": url, "final_url": res.final_url, "host": authority_of(url),
             "depth": e.get("depth", 0), "status": res.status, "fetched_at": now_iso(), "fetch_ms": res.fetch_ms,
@@ -480,14 +485,34 @@ class WaveCrawler:
         noindex, nofollow = robots_flags(None, res.headers.get("x-robots-tag"), c.user_agent)
         training = bool(final_decision.training_allowed) and not noindex
         row.update({"final_url": res.final_url, "depth": e.get("depth", 0), "fetch_ms": res.fetch_ms,
-                    "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(res.headers.items())
-                                if k in PAGE_HEADERS], "training_allowed": training,
+                    "headers": page_headers(res.headers), "training_allowed": training,
                     "robots_noindex": noindex, "robots_nofollow": nofollow})
         if noindex:  # as for HTML: the row stays (crawled), its text never reaches the corpus
             row["text"] = None
         out.pages.append(row)
         out.log.append(self._log(e, "fetched", None, "pdf", res, training_allowed=training, robots_noindex=noindex,
                                  robots_nofollow=nofollow))
+
+    def _plain_page(self, e: dict, res: FetchResult, decision, out: WaveOutput) -> None:
+        """A fetched text file: its body is the text (crawl.plain_text), or a skip: too_large past
+        --max-bytes, plain:machine_file for robots.txt and the like."""
+        c, url = self.config, e["url"]
+        if len(res.body) > c.max_bytes:
+            out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes}",
+                                     res))
+            return
+        row, why = plain_page_row(url, res.html or "", res.encoding, res.status, res.content_type,
+                                  res.headers.items(), now_iso(), "crawl", c.user_agent)
+        if row is None:
+            out.log.append(self._log(e, "skipped", why, "not a document", res))
+            return
+        final_decision = self.robots.decide(res.final_url) if res.final_url != url else decision
+        training = bool(final_decision.training_allowed) and row["training_allowed"]
+        row.update({"final_url": res.final_url, "depth": e.get("depth", 0), "fetch_ms": res.fetch_ms,
+                    "training_allowed": training})
+        out.pages.append(row)
+        out.log.append(self._log(e, "fetched", None, "plain text", res, training_allowed=training,
+                                 robots_noindex=row["robots_noindex"], robots_nofollow=row["robots_nofollow"]))
 
     # -- a wave --------------------------------------------------------------------------------
     def crawl_host_checkpointed(self, entries: list[dict], partial_dir: str | None) -> WaveOutput:

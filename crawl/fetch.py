@@ -28,6 +28,7 @@ PDF_TYPES = ("application/pdf", "application/x-pdf")  # kept as bytes for crawl.
 KEEP_HEADERS = ("content-type", "content-length", "content-language", "last-modified", "etag", "server",
                 "x-robots-tag", "link", "retry-after", "date", "cache-control")
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date")
 
 
 @dataclass
@@ -95,6 +96,11 @@ def parse_retry_after(value: str | None) -> float | None:
 
 def mime_of(content_type: str) -> str:
     return content_type.split(";")[0].strip().lower()
+
+
+def page_headers(headers: dict[str, str]) -> list[dict[str, str]]:
+    """The response headers a PAGES row keeps (PAGE_HEADERS), values cut at 1,000 characters."""
+    return [{"name": k, "value": v[:1000]} for k, v in sorted(headers.items()) if k in PAGE_HEADERS]
 
 
 class PrivateAddressRefused(urllib3.exceptions.NewConnectionError):

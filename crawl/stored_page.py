@@ -8,9 +8,8 @@ from typing import Any
 
 from corpus.schemas import compress_html
 from crawl.charset import decode_html, looks_binary
-from crawl.crawler import PAGE_HEADERS
 from crawl.extract import extract_page
-from crawl.fetch import merged_headers
+from crawl.fetch import merged_headers, page_headers
 from crawl.meta_refresh import instant_refresh_target
 from crawl.robots_meta import robots_flags
 from crawl.urls import authority_of, url_id
@@ -43,7 +42,7 @@ def stored_page_row(url: str, body: bytes, ctype: str, header_items: list, statu
     return {
         "id": url_id(url), "url": url, "final_url": url, "host": authority_of(url), "depth": 0, "status": status,
         "fetched_at": date, "fetch_ms": None, "content_type": ctype, "encoding": enc,
-        "headers": [{"name": k, "value": v[:1000]} for k, v in sorted(headers.items()) if k in PAGE_HEADERS],
+        "headers": page_headers(headers),
         "raw_html_zstd": compress_html(html) if not noindex else None, "rendered_html_zstd": None,
         "rendered": False, "robots_noindex": noindex, "robots_nofollow": nofollow,
         # robots.txt of the site is unknown here: only page-level directives apply.

@@ -1,7 +1,7 @@
 """WARC in and out (warcio): Common Crawl style archives become the same page rows as a live crawl,
 and a crawl can keep what it fetched as WARC response records.
 
-Reading keeps `response` records with an HTML content type; everything else (requests, metadata,
+Reading keeps `response` records with an HTML, PDF or plain-text content type; everything else (requests, metadata,
 images, broken records) is counted and skipped, never raised. A corrupt record costs that record
 only: reading resumes at the next one (crawl/warc_records.py).
 """
@@ -13,10 +13,12 @@ from typing import Any, Iterator
 
 from corpus.schemas import decompress_html
 from crawl.content_coding import payload
+from crawl.charset import decode_html, looks_binary
 from crawl.crawler import now_iso
 from crawl.fetch import HTML_TYPES, PDF_TYPES, mime_of
 from crawl.identity import BOT_TOKEN
 from crawl.pdf import pdf_page_row
+from crawl.plain_text import PLAIN_TYPES, plain_page_row
 from crawl.stored_page import sniffed_html, stored_page_row
 from crawl.urls import try_canonicalize
 from crawl.warc_records import converted_records
@@ -53,13 +55,23 @@ def _page_from_record(rec, user_agent: str, fast: bool, skipped: Counter) -> dic
         if row is None:
             skipped[why or "pdf:broken"] += 1
         return row
-    if mime and mime not in HTML_TYPES:
+    if mime and mime not in HTML_TYPES + PLAIN_TYPES:
         skipped["wrong_type"] += 1
         return None
     body = payload(rec, MAX_RECORD_BYTES)
     if len(body) > MAX_RECORD_BYTES:
         skipped["too_large"] += 1
         return None
+    if mime in PLAIN_TYPES:  # a text file: its body is the text
+        if looks_binary(body):
+            skipped["binary_content"] += 1
+            return None
+        text, enc = decode_html(body, ctype)
+        row, why = plain_page_row(url, text, enc, status, ctype, http.headers if http is not None else [],
+                                  rec.rec_headers.get_header("WARC-Date") or now_iso(), "warc", user_agent)
+        if row is None:
+            skipped[why] += 1
+        return row
     if not mime and not sniffed_html(body):
         skipped["wrong_type"] += 1
         return None

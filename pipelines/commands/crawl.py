@@ -73,6 +73,9 @@ def configure(p):
     p.add_argument("--retries", type=int, default=2, help="retries on 5xx/timeouts (default 2)")
     p.add_argument("--no-pdf", action="store_true", help="skip application/pdf responses (by default a fetched PDF's "
                    "text layer becomes a page; encrypted, broken or oversized ones are logged with a pdf:* reason)")
+    p.add_argument("--no-plain-text", action="store_true", help="skip text/plain and text/markdown responses (by "
+                   "default a text file's body becomes a page's text, lines kept; robots.txt, ads.txt and "
+                   "/.well-known/ files are logged plain:machine_file)")
     p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
     p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
     p.add_argument("--warc", nargs="+", metavar="FILE", help="import these WARC files instead of crawling")
@@ -152,7 +155,8 @@ def run(args, beam_args) -> int:
                      max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
                      render_max_bytes=args.render_max_bytes,
-                     sitemaps=not args.no_sitemaps, pdf=not args.no_pdf, skip_media=not args.keep_media, render_workers=args.browsers,
+                     sitemaps=not args.no_sitemaps, pdf=not args.no_pdf, plain_text=not args.no_plain_text,
+                     skip_media=not args.keep_media, render_workers=args.browsers,
                      render_pages_per_browser=args.pages_per_browser, extract_workers=args.extract_workers,
                      render_context_reuse=args.context_reuse,
                      progress_every=0.0 if args.quiet else 10.0)
