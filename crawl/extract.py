@@ -33,7 +33,8 @@ from crawl.extract_region import article_region, main_region
 from crawl.extract_reviews import drop_reviews
 from crawl.extract_units import section_headings, voted_listings, whole_units
 from crawl.framesets import frame_links, open_noframes
-from crawl.mail_archive import body_lines, declared_body, sender_and_date
+from crawl.mail_archive import (body_lines, declared_body, hyperkitty_body, hyperkitty_page,
+                                hyperkitty_sender_and_date, lay_out_hyperkitty, sender_and_date)
 from crawl.page_kind import meta_content, page_kind
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
@@ -380,9 +381,12 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         ex.outlinks, ex.bad_links = _links(doc, base, resolve)
         dom_tables = _dom_tables(doc)
         dom_imgs = _dom_images(doc, resolve)
+        hyperkitty = hyperkitty_page(html) and lay_out_hyperkitty(doc) > 0   # Mailman 3's archive pages
         pb = page_blocks(doc, base, fast=fast)
         archived = body_lines(html)   # a mail-archive page's message body (crawl/mail_archive.py)
         keep = declared_body(pb.seg.blocks, select_blocks(pb), archived)
+        if hyperkitty and not archived:
+            keep = hyperkitty_body(pb.seg.blocks, keep)
         blocks = pb.seg.blocks
         # text of the kept blocks, one per line; starts[k]: where block k's text is (or would be)
         parts, starts, n = [], [], 0
@@ -401,8 +405,8 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         ex.title = _page_title(doc, ex.title)
         ex.author = meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
         ex.date = _date(doc)
-        if archived:
-            sender, sent = sender_and_date(html)
+        if archived or hyperkitty:
+            sender, sent = sender_and_date(html) if archived else hyperkitty_sender_and_date(doc)
             ex.author, ex.date = ex.author or sender, ex.date or sent
         kept_tables = {}
         for first, last, el in pb.seg.tables:

@@ -81,6 +81,7 @@ class _Ctx:
     neg_at: int = -1000           # depth of the nearest ancestor with a boilerplate class/id
     pos_at: int = -1000
     talk_at: int = -1000
+    ws: str = ""                  # inline white-space: "pre" keeps the layout, "line" the line breaks
 
 
 @dataclass
@@ -107,7 +108,13 @@ def _child_ctx(parent: _Ctx, el, tag: str) -> _Ctx:
     if mark and mark not in marks:
         marks = marks | {mark}
     d = parent.depth + 1
-    c = _Ctx(d, marks, parent.neg, parent.pos, parent.talk, parent.neg_at, parent.pos_at, parent.talk_at)
+    ws = parent.ws
+    style = el.get("style")
+    if style and "white-space" in style.lower():
+        m = _WHITE_SPACE.search(style)
+        if m:
+            ws = _WS_MODES.get(m.group(1).lower(), "")
+    c = _Ctx(d, marks, parent.neg, parent.pos, parent.talk, parent.neg_at, parent.pos_at, parent.talk_at, ws)
     cls, ide = el.get("class"), el.get("id")
     if cls or ide:
         neg, pos, talk = _ident_words(f"{cls or ''} {ide or ''}")
@@ -124,6 +131,23 @@ def _child_ctx(parent: _Ctx, el, tag: str) -> _Ctx:
 def _ident_words(ident: str) -> tuple[bool, bool, bool]:
     """(boilerplate, content, discussion) words in a class/id string; pages repeat a few such strings."""
     return bool(_NEG.search(ident)), bool(_POS.search(ident)), bool(_TALK.search(ident))
+
+
+_WHITE_SPACE = re.compile(r"white-space\s*:\s*([a-z-]+)", re.I)
+_WS_MODES = {"pre": "pre", "pre-wrap": "pre", "break-spaces": "pre", "pre-line": "line"}
+
+
+def line_broken(raw: str) -> str:
+    """Text under `white-space: pre-line` as the browser shows it: spaces collapse within a line,
+    line breaks stay (a paragraph break is one blank line)."""
+    lines = [" ".join(x.split()) for x in raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    out: list[str] = []
+    for x in lines:
+        if x or (out and out[-1]):
+            out.append(x)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
 
 
 def preformatted(raw: str) -> str:
@@ -164,7 +188,10 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
             if text and _WORD.search(text) and len(blocks) < max_blocks:
                 el, ctx = owners[-1]
                 words = _WORD.findall(text.lower())
-                shown = preformatted(raw.replace(_BR, "\n")) if "pre" in ctx.marks else None
+                if "pre" in ctx.marks or ctx.ws == "pre":
+                    shown = preformatted(raw.replace(_BR, "\n"))
+                else:
+                    shown = line_broken(raw.replace(_BR, "\n")) if ctx.ws == "line" else None
                 blocks.append(Block(text, el, ctx, min(link[1], len(text)), words, " ".join(words),
                                     shown if shown != text else None))
         buf.clear()

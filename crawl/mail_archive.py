@@ -9,6 +9,13 @@ date / thread / subject / author", often printed both above and below the body):
   `<!--X-Body-of-Message-End-->`;
 - Hypermail: `<!-- body="start" -->` ... `<!-- body="end" -->`.
 
+Mailman 3's HyperKitty writes no comments; its pages (footer "Powered by HyperKitty", assets under
+/static/hyperkitty/) hold each message's text in `<div class="email-body">`, which its stylesheet
+lays out `white-space: pre-line` (`pre` for a message shown in fixed font). On such a page that
+style is applied to the static tree, so the text keeps the message's line breaks, and the
+selection is every block inside a message body plus the first <h1> (the subject); the sender and
+the date come from the first message's header.
+
 A page that carries such a pair declares its content the way an article declares itself with
 og:type (crawl/page_kind.py), so it is read as declared: every block between the marks, plus the
 page's first <h1> (the subject line), and nothing else. A page with no
@@ -106,3 +113,92 @@ def sender_and_date(html: str) -> tuple[str | None, str | None]:
             name = _ADDRESS.sub(" ", _text(sender.group(1))).strip() if sender else ""
             return name or None, iso_date(_text(date.group(1))) if date else None
     return None, None
+
+
+# HyperKitty (Mailman 3): where a page says it was written by it, and its message bodies
+_HK_SIGNS = ("hyperkitty.readthedocs", "/static/hyperkitty/")
+_DAY_MONTH_YEAR = re.compile(r"(\d{1,2})\s+([A-Z][a-z]+)\s+(\d{4})")
+_MONTH_DAY_YEAR = re.compile(r"([A-Z][a-z]{2})[a-z]*\.?\s+(\d{1,2}),\s+(\d{4})")
+
+
+def hyperkitty_page(html: str) -> bool:
+    """Whether a page was written by HyperKitty and holds a message body."""
+    return 'class="email-body' in html and any(sign in html for sign in _HK_SIGNS)
+
+
+def _classes(el) -> list[str]:
+    return (el.get("class") or "").split()
+
+
+def lay_out_hyperkitty(doc) -> int:
+    """Apply HyperKitty's stylesheet rule for message bodies to the static tree (white-space:
+    pre-line, or pre in fixed font), so the text keeps the lines as written; returns how many."""
+    n = 0
+    for el in doc.iter("div"):
+        cls = _classes(el)
+        if "email-body" in cls:
+            mode = "pre" if "fixed" in cls else "pre-line"
+            el.set("style", f"{el.get('style') or ''};white-space: {mode}".lstrip(";"))
+            n += 1
+    return n
+
+
+def hyperkitty_body(blocks, keep: list[bool]) -> list[bool]:
+    """The blocks inside a message body, and the page's first <h1> (the subject); `keep` itself
+    (a copy) when no block lies in a body."""
+    memo: dict[object, bool] = {}
+
+    def in_body(el) -> bool:
+        path = []
+        while el is not None and el not in memo:
+            if "email-body" in _classes(el):
+                memo[el] = True
+                break
+            path.append(el)
+            el = el.getparent()
+        found = memo.get(el, False) if el is not None else False
+        for x in path:
+            memo[x] = found
+        return found
+
+    out = [in_body(b.el) for b in blocks]
+    if not any(out):
+        return list(keep)
+    subject = next((i for i, b in enumerate(blocks) if b.el.tag == "h1"), None)
+    if subject is not None:
+        out[subject] = True
+    return out
+
+
+def hyperkitty_sender_and_date(doc) -> tuple[str | None, str | None]:
+    """(sender's name, YYYY-MM-DD) from the first message's header, as HyperKitty prints them:
+    the name in `.email-author .name`, the date in `.email-date` ("Tuesday, 8 October 2024") or
+    the sender's-time tooltip ("Oct. 8, 2024, 9:41 a.m.")."""
+    name = date = None
+    for el in doc.iter("div"):
+        cls = _classes(el)
+        if name is None and "email-author" in cls:
+            span = next((s for s in el.iter("span") if "name" in _classes(s)), None)
+            if span is not None:
+                name = " ".join(span.text_content().split()) or None
+        if date is None and "email-date" in cls:
+            texts = [" ".join(el.text_content().split())] + [s.get("title") or "" for s in el.iter("span")]
+            for t in texts:
+                date = _hk_date(t)
+                if date:
+                    break
+        if name is not None and date is not None:
+            break
+    return name, date
+
+
+def _hk_date(text: str) -> str | None:
+    """YYYY-MM-DD of "8 October 2024" or "Oct. 8, 2024" in `text` (Django's English formats), or None."""
+    for rx, fmts in ((_DAY_MONTH_YEAR, ("%d %B %Y", "%d %b %Y")), (_MONTH_DAY_YEAR, ("%b %d %Y",))):
+        m = rx.search(text)
+        for fmt in fmts if m else ():
+            try:
+                return datetime.strptime(" ".join(m.groups()), fmt).date().isoformat()
+            except ValueError:
+                continue
+    return None

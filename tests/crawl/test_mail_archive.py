@@ -192,3 +192,126 @@ def test_archive_dates_in_both_of_their_forms():
     assert iso_date("Mon Feb  3 09:00:00 2020") == "2020-02-03"
     assert iso_date("sometime last week") is None
     assert iso_date("Tue Feb 31 14:02:11 EST 2023") is None
+
+
+def _hyperkitty(bodies=(BODY,), fixed=False) -> str:
+    """A message page laid out as Mailman 3's HyperKitty writes one: navigation bar, months list,
+    subject <h1>, each message with its header, body, attachments and reply link, a right column."""
+    emails = []
+    for k, body in enumerate(bodies):
+        quote = ('<div class="quoted-switch"><a href="#">...</a></div><div class="quoted-text"> '
+                 'Earlier draft text that the reply quotes. </div>') if k else ""
+        emails.append(f"""<div class="email{' email-first' if not k else ''}">
+    <div id="M{k}" class="email-header">
+        <div class="gravatar-wrapper">
+            <div class="gravatar"><img class="gravatar" src="/avatar/{k}.png" alt="" /></div>
+            <div class="email-author">
+                <span class="name"><a href="/archives/users/{k}/" title="See the profile">Jane Developer</a></span>
+            </div>
+        </div>
+        <div class="email-date right">
+            <span class="date hidden-tn">
+                Tuesday, 10 January
+                    2023
+            </span>
+            <div class="time"><span title="Sender's time: Jan. 10, 2023, 2:02 p.m.">7:02 p.m.</span></div>
+        </div>
+        <div class="messagelink right">
+            <a href="/archives/list/dev@lists.example.org/message/M{k}/" title="Permalink for this message"><i class="fa fa-link"></i></a>
+        </div>
+    </div> <!-- /email-header -->
+    <div class="email-body {'fixed' if fixed else ''}">
+{quote}{body}
+    </div>
+    <div class="attachments">
+        <p class="attachments">Attachments:</p>
+        <ul class="attachments-list list-unstyled"><li><a href="/a/{k}/bench.txt">bench.txt</a> (text/plain &mdash; 2 KB)</li></ul>
+    </div>
+    <div class="email-info">
+        <a class="reply reply-mailto" title="Sign in to reply online" href="mailto:dev@lists.example.org">Reply</a>
+    </div>
+</div>""")
+    months = "".join(f'<li><a href="/archives/list/dev@lists.example.org/2023/{m}/">{name}</a></li>'
+                     for m, name in ((1, "January"), (2, "February"), (3, "March")))
+    return f"""<!DOCTYPE HTML>
+<html>
+    <head>
+        <meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />
+        <title>[Dev] Proposal: second draft - dev - Example Lists</title>
+        <link rel="shortcut icon" href="/static/hyperkitty/img/favicon.ico" />
+    </head>
+    <body>
+    <nav class="navbar sticky-top navbar-light bg-light navbar-expand-md">
+        <div class="container">
+            <a class="navbar-brand" href="/archives/">Example Lists</a>
+            <form name="search" method="get" action="/archives/search" role="search">
+                <input name="q" type="text" class="form-control" placeholder="Search this list" />
+            </form>
+            <ul class="nav navbar-nav auth">
+                <li class="nav-item"><a href="/accounts/login/" class="nav-link">Sign In</a></li>
+                <li class="nav-item"><a href="/accounts/signup/" class="nav-link">Sign Up</a></li>
+            </ul>
+        </div>
+    </nav>
+    <div class="container">
+<div class="row">
+<div class="d-none d-md-block col-sm-2">
+    <div class="col-12 accordion" id="months-list">
+        <div class="card"><div class="card-header"><h3 class="card-title"><a>2023</a></h3></div>
+            <div class="card-body"><ul class="list-unstyled">{months}</ul></div></div>
+    </div>
+</div>
+    <div class="col-12 col-md-10">
+        <div class="message-header row">
+        <div class="col-tn-2 message-back"><a href="/archives/list/dev@lists.example.org/thread/T1/">thread</a></div>
+        <div class="col-10"><h1>[Dev] Proposal: second draft</h1></div>
+        </div>
+        <div class="row">
+            <div class="col-lg-9"><section id="thread-content">
+{"".join(emails)}
+            </section></div>
+            <div class="col-lg-3">
+<section id="message-overview-info">
+    <p><a href="/archives/list/dev@lists.example.org/thread/T1/">Back to the thread</a></p>
+    <p><a href="/archives/list/dev@lists.example.org/">Back to the list</a></p>
+</section>
+            </div>
+        </div>
+    </div>
+</div>
+    </div>
+    <footer class="footer"><div class="container"><p class="text-muted">
+        Powered by <a href="http://hyperkitty.readthedocs.org">HyperKitty</a> version 1.3.9.
+    </p></div></footer>
+    </body>
+</html>
+"""
+
+
+HK_NAV = ("Sign In", "Search", "January", "February", "Back to the thread", "Attachments", "bench.txt", "Reply",
+          "Powered by", "Permalink", "Back to the list")
+
+
+def test_hyperkitty_pages_yield_each_message_body_with_its_lines():
+    """Mailman 3 writes no body marks: its message bodies (laid out white-space: pre-line by its
+    stylesheet) are the content, with the subject; the navigation and message chrome are not."""
+    url = "https://lists.example.org/archives/list/dev@lists.example.org/message/M0/"
+    ex = extract_page(_hyperkitty(), url)
+    lines = ex.text.split("\n")
+    assert lines[0] == "[Dev] Proposal: second draft"
+    assert "\n".join(lines[1:]) == BODY           # paragraphs, the sign-off's line breaks
+    assert (ex.author, ex.date) == ("Jane Developer", "2023-01-10")
+    for nav in HK_NAV:
+        assert nav not in ex.text, nav
+    # a thread page: every message in order, a reply's visible quote with it
+    reply = "Thanks Jane, the appendix numbers match what I measured.\n\n  -- Omar"
+    thread = extract_page(_hyperkitty((BODY, reply)), url).text
+    assert thread.endswith("Earlier draft text that the reply quotes.\nThanks Jane, the appendix numbers match "
+                           "what I measured.\n\n-- Omar")        # pre-line: a line's leading spaces collapse
+    assert thread.index("six percent slower") < thread.index("Thanks Jane")
+    # a message shown in fixed font (white-space: pre) keeps its indentation
+    patch = "--- a/press.c\n+++ b/press.c\n@@ -1,2 +1,2 @@\n     int turns = 2;\n-    int wait = 5;\n+    int wait = 6;"
+    assert patch in extract_page(_hyperkitty((patch,), fixed=True), url).text
+    # the same layout without HyperKitty's signs is an ordinary page
+    plain = _hyperkitty().replace("/static/hyperkitty/", "/static/x/").replace("hyperkitty.readthedocs", "x")
+    assert extract_page(plain, url).text != ex.text

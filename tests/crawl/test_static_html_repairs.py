@@ -87,3 +87,23 @@ def test_inactive_tab_panels_are_content():
     text = visible_text(parse_html(tabs))
     assert "Python sample" in text and "Node sample for the pear cart" in text
     assert "hidden store" not in text
+
+
+def test_inline_white_space_styles_keep_lines_as_the_browser_shows_them():
+    """white-space: pre / pre-wrap keep a block's layout, pre-line its line breaks (spaces within a
+    line collapse), as a browser lays them out; the default collapses both. Only the emitted text
+    changes: the block and its words are the same."""
+    from crawl.extract_blocks import segment
+    raw = "Steps for the press:\n\n    1. grate   the quinces\n    2. rest one hour\n"
+    page = ("<html><body><main>"
+            f"<div style='color: red; white-space: pre-wrap'>{raw}</div>"
+            f"<div style='WHITE-SPACE:pre-line'>{raw}</div>"
+            f"<div>{raw}</div>"
+            f"<section style='white-space: pre'><p>{raw}</p><p style='white-space: normal'>{raw}</p></section>"
+            "</main></body></html>")
+    blocks = segment(parse_html(page)).blocks
+    assert len(blocks) == 5 and len({b.text for b in blocks}) == 1
+    shown = [b.shown or b.text for b in blocks]
+    assert shown[0] == shown[3] == "Steps for the press:\n\n    1. grate   the quinces\n    2. rest one hour"
+    assert shown[1] == "Steps for the press:\n\n1. grate the quinces\n2. rest one hour"
+    assert shown[2] == shown[4] == "Steps for the press: 1. grate the quinces 2. rest one hour"
