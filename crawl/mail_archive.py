@@ -16,6 +16,13 @@ style is applied to the static tree, so the text keeps the message's line breaks
 selection is every block inside a message body plus the first <h1> (the subject); the sender and
 the date come from the first message's header.
 
+public-inbox (lore.kernel.org and other archives of patch lists) prints a message as one
+`<pre id=b>`: the mail headers, a blank line, the body; the thread overview, the reply
+instructions and the mirroring notes follow in other `<pre>`s. On a page that says it is served by
+public-inbox (its footer links the code, public-inbox.org/public-inbox.git), the text is the
+Subject line and the body as laid out, and the sender and date come from the From and Date headers;
+the other headers (addresses, message ids) are not text.
+
 A page that carries such a pair declares its content the way an article declares itself with
 og:type (crawl/page_kind.py), so it is read as declared: every block between the marks, plus the
 page's first <h1> (the subject line), and nothing else. A page with no
@@ -202,3 +209,34 @@ def _hk_date(text: str) -> str | None:
             except ValueError:
                 continue
     return None
+
+
+# public-inbox: the message is <pre id=b>, headers then a blank line then the body
+_PI_SIGN = "public-inbox.org/public-inbox.git"
+_PI_BODY = re.compile(r"""<pre\s+id=["']?b["']?[\s>]""", re.I)
+_HEADER_LINE = re.compile(r"^([A-Za-z][A-Za-z-]*):[ \t]*(.*)$")
+
+
+def public_inbox_page(html: str) -> bool:
+    """Whether a page is a message page served by public-inbox."""
+    return _PI_SIGN in html and _PI_BODY.search(html) is not None
+
+
+def public_inbox_message(blocks, keep: list[bool]) -> tuple[list[bool], str | None, str | None]:
+    """(selection, sender's name, YYYY-MM-DD): the `<pre id=b>` block alone, its text set to the
+    Subject line and the body; `keep` (a copy) and no sender or date when the page has no such block."""
+    at = next((i for i, b in enumerate(blocks) if b.el.tag == "pre" and b.el.get("id") == "b"), None)
+    if at is None:
+        return list(keep), None, None
+    head, _, body = (blocks[at].shown or blocks[at].text).partition("\n\n")
+    headers: dict[str, str] = {}
+    for line in head.split("\n"):
+        m = _HEADER_LINE.match(line)
+        if m:
+            headers.setdefault(m.group(1).lower(), m.group(2).strip())
+    subject = headers.get("subject")
+    blocks[at].shown = "\n".join(x for x in (subject, body.strip("\n")) if x)
+    out = [False] * len(blocks)
+    out[at] = True
+    sender = _ADDRESS.sub(" ", headers.get("from", "")).strip().strip('"') or None
+    return out, sender, iso_date(headers["date"]) if headers.get("date") else None

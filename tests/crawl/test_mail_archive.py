@@ -315,3 +315,121 @@ def test_hyperkitty_pages_yield_each_message_body_with_its_lines():
     # the same layout without HyperKitty's signs is an ordinary page
     plain = _hyperkitty().replace("/static/hyperkitty/", "/static/x/").replace("hyperkitty.readthedocs", "x")
     assert extract_page(plain, url).text != ex.text
+
+
+PI_BODY = ("The pomace needs six minutes to settle on quinces, not five: with five the\n"
+           "juice keeps running after the next turn and the basket overflows.\n\n"
+           "<span\nclass=\"q\">&gt; Why not make it configurable?\n</span>\n"
+           "Because nobody changes it; the constant is documented in press.h.\n\n"
+           "Signed-off-by: Jane Developer &lt;jane@example.org&gt;\n---\n"
+           " press.c | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n\n"
+           "diff --git a/press.c b/press.c\n--- a/press.c\n+++ b/press.c\n@@ -1,2 +1,2 @@\n"
+           "     int turns = 2;\n-    int wait = 5;\n+    int wait = 6;\n")
+
+
+def _public_inbox() -> str:
+    """A message page as public-inbox writes one: the search form, the message in <pre id=b>
+    (headers, a blank line, the body), the thread overview, the reply instructions, the mirror notes."""
+    return (PI_HEAD + PI_BODY + PI_TAIL)
+
+
+PI_HEAD = """<html><head><title>[PATCH v2] press: wait one more minute between turns - Jane Developer</title><link
+rel=alternate
+title="Atom feed"
+href="../new.atom"
+type="application/atom+xml"/><style>pre{white-space:pre-wrap}*{font-size:100%;font-family:monospace}</style></head><body><form
+action="../"><pre><b>Cider press development</b>
+<input
+name=q
+type=text />
+<input
+type=submit
+value=search /> <a
+href="../_/text/help">help</a> / <a
+href="../_/text/color">color</a> / <a
+href="../new.atom">Atom feed</a></pre></form><pre
+id=b>From: Jane Developer &lt;jane@example.org&gt;
+To: press-dev@lists.example.org
+Cc: Omar Presser &lt;omar@example.org&gt;
+Subject: <a
+href="#r"
+id=t>[PATCH v2] press: wait one more minute between turns</a>
+Date: Tue, 10 Jan 2023 14:02:11 -0500
+Message-ID: &lt;20230110190211.4242-1-jane@example.org&gt; (<a
+href="raw">raw</a>)
+In-Reply-To: &lt;<a
+href="../20230109.1111-1-jane@example.org/">20230109.1111-1-jane@example.org</a>&gt;
+
+"""
+PI_TAIL = """</pre><hr><pre><a
+href="../20230110.5555-1-omar@example.org/"
+rel=next>next</a> <a
+href="../20230109.1111-1-jane@example.org/"
+rel=prev>prev parent</a> <a
+href="#R">reply</a> <a
+href="../">index</a>
+
+<b>Thread overview: </b>3+ messages / expand[<a
+href="T/#u">flat</a>|<a
+href="t/#u">nested</a>]  <a
+href="t.mbox.gz">mbox.gz</a>  <a
+href="t.atom">Atom feed</a>  <a
+href="#b">top</a>
+2023-01-09 16:11 [PATCH] press: wait longer between turns Jane Developer
+2023-01-09 18:30 ` Omar Presser
+2023-01-10 19:02 <b>` <a
+id=r
+href="#t">Jane Developer [this message]</a></b>
+2023-01-10 19:30   ` Omar Presser
+</pre><hr><pre
+id=R><b>Reply instructions:</b>
+
+You may reply publicly to <a
+href=#t>this message</a> via plain-text email
+using any one of the following methods:
+
+* Save the following mbox file, import it into your mail client,
+  and reply-to-all from there: <a
+href=raw>mbox</a>
+
+  Avoid top-posting and favor interleaved quoting:
+  <a
+href="https://en.wikipedia.org/wiki/Posting_style#Interleaved_style">https://en.wikipedia.org/wiki/Posting_style#Interleaved_style</a>
+
+* Reply using the <b>--to</b>, <b>--cc</b>, and <b>--in-reply-to</b>
+  switches of git-send-email(1):
+
+  git send-email \\
+    --in-reply-to=20230110190211.4242-1-jane@example.org \\
+    --to=jane@example.org \\
+    --cc=press-dev@lists.example.org \\
+    /path/to/YOUR_REPLY
+
+  <a
+href="https://kernel.org/pub/software/scm/git/docs/git-send-email.html">https://kernel.org/pub/software/scm/git/docs/git-send-email.html</a>
+</pre><hr><pre>Cider press development
+
+Archives are clonable: git clone --mirror https://lists.example.org/press-dev
+
+Example <a
+href="../_/text/config/raw">config snippet</a> for mirrors
+
+AGPL code for this site: git clone <a
+href="https://public-inbox.org/public-inbox.git">https://public-inbox.org/public-inbox.git</a></pre></body></html>
+"""
+
+
+def test_public_inbox_pages_yield_the_subject_and_body_without_headers_or_thread():
+    url = "https://lists.example.org/press-dev/20230110190211.4242-1-jane@example.org/"
+    ex = extract_page(_public_inbox(), url)
+    lines = ex.text.split("\n")
+    assert lines[0] == "[PATCH v2] press: wait one more minute between turns"
+    assert lines[1].startswith("The pomace needs six minutes") and "> Why not make it configurable?" in lines
+    assert ex.text.endswith("@@ -1,2 +1,2 @@\n     int turns = 2;\n-    int wait = 5;\n+    int wait = 6;")
+    assert (ex.author, ex.date) == ("Jane Developer", "2023-01-10")
+    for gone in ("To: press-dev", "Cc: Omar", "Message-ID", "In-Reply-To", "Thread overview", "Omar Presser",
+                 "Reply instructions", "git send-email", "Archives are clonable", "AGPL", "search"):
+        assert gone not in ex.text, gone
+    # without public-inbox's footer the same markup is an ordinary page, read as before
+    other = _public_inbox().replace("public-inbox.org/public-inbox.git", "example.org/code.git")
+    assert "Thread overview" in extract_page(other, url).text
