@@ -80,14 +80,23 @@ class RenderResult:
 
 # Marks, in the rendered DOM, every element the browser does not draw (computed display:none or
 # visibility:hidden), so the extractor skips it exactly as a visitor would; returns the body's innerText.
+# An element whose computed white-space keeps line breaks (pre, pre-wrap, pre-line, break-spaces: a
+# stylesheet's rule, which the saved DOM would lose) where its parent's does not gets that value as
+# an inline style, which the block extractor reads (crawl/extract_blocks.py), so its text keeps its lines.
 _MARK_HIDDEN_JS = """(limit) => {
   const root = document.body || document.documentElement;
   if (!root) return '';
+  const keepsLines = (ws) => ws.startsWith('pre') || ws === 'break-spaces';
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT, {acceptNode(el) {
     const s = getComputedStyle(el);
     if (s.display === 'none' || s.visibility === 'hidden') {
       el.setAttribute('%s', '');
       return NodeFilter.FILTER_REJECT;
+    }
+    const ws = s.whiteSpace || '';
+    if (keepsLines(ws) && el.tagName !== 'PRE' && el.tagName !== 'TEXTAREA' && el.parentElement &&
+        getComputedStyle(el.parentElement).whiteSpace !== ws) {
+      el.style.whiteSpace = ws;
     }
     return NodeFilter.FILTER_ACCEPT;
   }});

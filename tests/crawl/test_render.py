@@ -181,3 +181,19 @@ def test_reused_context_is_wiped_between_pages_and_never_crosses_hosts(site):
             assert render(site.url, 5) == (1, "|||")    # spent after 3 pages: a fresh one
     finally:
         r.close()
+
+
+def test_stylesheet_white_space_survives_rendering_into_the_text(renderer):
+    """A stylesheet's white-space: pre-line (a mail archive's message body) is gone from the saved
+    DOM; the render writes it inline, so the extracted text keeps the message's lines."""
+    from crawl.extract import extract_page
+    body = ("Grate the quinces first, then let the\npomace rest for an hour.\n\n"
+            "Steps:\n1. tighten until the juice runs clear\n2. wait five minutes")
+    page = ("<html><head><style>.msg { white-space: pre-line } .code { white-space: pre }</style></head><body>"
+            f"<nav><a href='/'>Home</a></nav><main><h1>Pressing quinces</h1><div class='msg'>{body}</div>"
+            "<div class='code'>    indented line\n        more indented</div></main></body></html>")
+    with LocalSite({"/m.html": Route(page)}) as s:
+        res = renderer.render(s.url + "/m.html", body=page.encode(), content_type="text/html")
+    assert res.error is None and "white-space: pre-line" in res.html and "white-space: pre;" in res.html
+    assert body in extract_page(res.html, s.url + "/m.html").text
+    assert body not in extract_page(page, s.url + "/m.html").text   # the static tree cannot know
