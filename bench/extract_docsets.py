@@ -13,6 +13,14 @@ written here without looking at what any extractor keeps:
            Debian Reference in English, German, Japanese and Simplified Chinese)
   asciidoc div#header and div#content (Git manual pages)
   texinfo  the body, less the header/nav-panel bars and the menus of subsections (Octave manual)
+  javadoc  the innermost role="main" element (Apache Commons Lang API)
+  mkdocs   the innermost role="main" element (MkDocs' own manual, its default theme)
+  doxygen  div.header (less its summary of links) and div.contents (Xerces-C++ and JsonCpp API
+           references, their source views too)
+  rustdoc  section#main-content (the Rust standard library's module, struct, trait and function pages)
+
+The last four families (added 2026-12-05) were never read while designing the extractor: they
+check it on generators it never met.
 
 Inside the body, what a reader does not read as text is dropped for every generator: script, style,
 noscript and template elements, and in-page navigation (nav and aside elements, table-of-contents
@@ -59,7 +67,14 @@ SETS = {
     "debian-reference zh-cn (docbook)": ("usr/share/debian-reference/*.zh-cn.html", "docbook"),
     "git (asciidoc)": ("usr/share/doc/git-doc/*.html", "asciidoc"),
     "octave (texinfo)": ("usr/share/doc/octave/**/*.html", "texinfo"),
+    "commons-lang3 (javadoc)": ("usr/share/doc/libcommons-lang3-java/api/**/*.html", "sphinx"),
+    "mkdocs (mkdocs)": ("usr/share/doc/mkdocs/html/**/*.html", "sphinx"),
+    "xerces-c (doxygen)": ("usr/share/doc/libxerces-c-doc/html/apiDocs-3/*.html", "doxygen"),
+    "jsoncpp (doxygen)": ("usr/share/doc/libjsoncpp-doc/*.html", "doxygen"),
+    "rust std (rustdoc)": ("usr/share/doc/rust-doc/html/std/*/*.html", "rustdoc"),
 }
+# the documentation packages of the sets above (the speed benches' BENCH_PACKAGES and these)
+DOCSET_PACKAGES = ["libcommons-lang3-java-doc", "mkdocs-doc", "libxerces-c-doc", "libjsoncpp-doc", "rust-doc"]
 _CLASS = "contains(concat(' ', normalize-space(@class), ' '), ' {} ')"
 # in-page navigation, whatever the generator
 _NAV = " | ".join([".//script", ".//style", ".//noscript", ".//template", ".//nav", ".//aside", f".//*[{_CLASS.format('toc')}]", f".//*[{_CLASS.format('headerlink')}]",
@@ -69,6 +84,7 @@ _DROP = {
     "docbook": " | ".join([f".//*[{_CLASS.format(c)}]" for c in ("navheader", "navfooter")]),
     "texinfo": " | ".join([f".//*[{_CLASS.format(c)}]" for c in ("header", "nav-panel", "menu", "mini-toc")]),
     "django": f".//*[{_CLASS.format('nav')}]",
+    "doxygen": f".//*[{_CLASS.format('summary')}]",   # the header's "Public Member Functions | ..." links
 }
 
 
@@ -93,6 +109,10 @@ def truth_text(html: str, generator: str) -> str | None:
         roots = doc.xpath("//div[@id='yui-main']")
     elif generator == "asciidoc":
         roots = doc.xpath("//div[@id='header'] | //div[@id='content']")
+    elif generator == "doxygen":
+        roots = doc.xpath(f"//div[{_CLASS.format('header')}] | //div[{_CLASS.format('contents')}]")
+    elif generator == "rustdoc":
+        roots = doc.xpath("//section[@id='main-content']")
     else:
         roots = doc.xpath("//body")
     if not roots:
@@ -156,7 +176,7 @@ def main() -> int:
     from crawl.extract_train import word_prf
     from datatools import debian_docs
 
-    root = debian_docs.fetch(os.path.join(args.scratch, "debian"), debian_docs.BENCH_PACKAGES)
+    root = debian_docs.fetch(os.path.join(args.scratch, "debian-docsets"), debian_docs.BENCH_PACKAGES + DOCSET_PACKAGES)
     sets = {name: sample(root, pattern, gen, args.pages) for name, (pattern, gen) in SETS.items()}
     sets = {k: v for k, v in sets.items() if v}
     every = [it for items in sets.values() for it in items]
