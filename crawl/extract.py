@@ -148,6 +148,8 @@ def _dom_images(doc, resolve: LinkResolver) -> list[dict[str, Any]]:
 
 
 def _links(doc, base: str, resolve: LinkResolver | None = None) -> tuple[list[dict[str, str]], list[tuple[str, str]]]:
+    """(the page's links to follow, with anchor text; its bad links with why). An anchor marked
+    rel="nofollow" is not one to follow (the same URL linked plainly elsewhere on the page is)."""
     links, seen, bad = [], set(), []
     resolve = resolve or LinkResolver(base)
     anchors = ((a.get("href") or "", a) for a in doc.iter("a", "area"))
@@ -155,6 +157,8 @@ def _links(doc, base: str, resolve: LinkResolver | None = None) -> tuple[list[di
         href = href.strip()
         if not href or href.startswith("#"):
             continue
+        if not isinstance(anchor, str) and "nofollow" in (anchor.get("rel") or "").lower().split():
+            continue   # rel="nofollow": the site asks crawlers not to follow it (a "Show source" link, a sort order)
         url, why = resolve(href)
         if url is None:
             if why != "bad_scheme" and len(bad) < 50 and (href[:300], why) not in bad:  # mailto: etc. are fine

@@ -113,3 +113,15 @@ def test_source_line_wraps_are_spaces_and_br_is_a_line_break():
     text = extract_page(html, "http://x.test/wrap.html").text
     assert P1 in text.split("\n")                      # one line, as a browser lays it out
     assert "Orchard Lane 4\nCaen\nNormandy" in text    # <br> still breaks the line
+
+
+def test_links_marked_nofollow_are_not_followed():
+    """rel="nofollow" (any case, among other tokens) takes a link out of the page's links to
+    follow; the same URL linked plainly elsewhere on the page stays."""
+    from crawl.extract import extract_page
+    page = ("<html><body><main><p>Read the manual first.</p>"
+            "<a href='/manual.html'>manual</a> <a href='/_sources/manual.rst.txt' rel='NoFollow'>source</a>"
+            "<a href='/sort?by=date' rel='noopener nofollow'>by date</a>"
+            "<a href='/login' rel='nofollow'>log in</a> <a href='/login'>sign in</a></main></body></html>")
+    urls = [ln["url"] for ln in extract_page(page, "https://docs.example.org/").outlinks]
+    assert urls == ["https://docs.example.org/manual.html", "https://docs.example.org/login"]

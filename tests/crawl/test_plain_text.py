@@ -81,12 +81,14 @@ def test_live_crawl_reads_text_files_and_refuses_machine_files(tmp_path):
 
     home = ('<html><body><main><p>Specifications for the press.</p><a href="/rfc9999.txt">RFC</a> '
             '<a href="/README.md">readme</a> <a href="/robots.txt">robots</a> <a href="/draft.txt">draft</a> '
-            '<a href="/blob.txt">blob</a></main></body></html>')
+            '<a href="/blob.txt">blob</a> <a href="/_sources/index.rst.txt" rel="nofollow">Show source</a>'
+            '</main></body></html>')
     plain = "text/plain; charset=utf-8"
     routes = {"/robots.txt": Route("User-agent: *\nAllow: /\n", ctype="text/plain"), "/": Route(home),
               "/rfc9999.txt": Route(RFC, ctype=plain), "/README.md": Route(README, ctype="text/markdown"),
               "/draft.txt": Route(RFC, ctype=plain, headers={"X-Robots-Tag": "noindex"}),
-              "/blob.txt": Route(bytes(range(256)) * 4, ctype="text/plain")}
+              "/blob.txt": Route(bytes(range(256)) * 4, ctype="text/plain"),
+              "/_sources/index.rst.txt": Route("Specifications\n==============\n", ctype="text/plain")}
 
     def crawl(out, **kw):
         pages_dir, _ = run_crawl([site.url + "/"], str(out), allow_private=True, render="never", delay=0,
@@ -99,7 +101,8 @@ def test_live_crawl_reads_text_files_and_refuses_machine_files(tmp_path):
     with LocalSite(routes) as site:
         pages, log = crawl(tmp_path / "c")
         off_pages, off_log = crawl(tmp_path / "off", plain_text=False)
-    assert set(pages) == {"", "rfc9999.txt", "README.md", "draft.txt"}
+    assert set(pages) == {"", "rfc9999.txt", "README.md", "draft.txt"}   # rel="nofollow" not followed
+    assert "/_sources/index.rst.txt" not in site.hits
     rfc = pages["rfc9999.txt"]
     assert rfc["text"] == plain_text(RFC) and rfc["content_type"] == plain and rfc["training_allowed"]
     assert rfc["depth"] == 1 and rfc["source"] == "crawl" and rfc["outlinks"] == []
