@@ -33,9 +33,7 @@ from crawl.extract_region import article_region, main_region
 from crawl.extract_reviews import drop_reviews
 from crawl.extract_units import section_headings, voted_listings, whole_units
 from crawl.framesets import frame_links, open_noframes
-from crawl.mail_archive import (body_lines, declared_body, hyperkitty_body, hyperkitty_page,
-                                hyperkitty_sender_and_date, lay_out_hyperkitty, public_inbox_message,
-                                public_inbox_page, sender_and_date)
+from crawl.mail_archive import archive_kind, archived_message
 from crawl.page_kind import meta_content, page_kind
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
@@ -386,15 +384,9 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         ex.outlinks, ex.bad_links = _links(doc, base, resolve)
         dom_tables = _dom_tables(doc)
         dom_imgs = _dom_images(doc, resolve)
-        hyperkitty = hyperkitty_page(html) and lay_out_hyperkitty(doc) > 0   # Mailman 3's archive pages
+        archive = archive_kind(html, doc)   # a mail archive's message page (crawl/mail_archive.py)
         pb = page_blocks(doc, base, fast=fast)
-        archived = body_lines(html)   # a mail-archive page's message body (crawl/mail_archive.py)
-        keep = declared_body(pb.seg.blocks, select_blocks(pb), archived)
-        if hyperkitty and not archived:
-            keep = hyperkitty_body(pb.seg.blocks, keep)
-        inbox_mail = None
-        if not (archived or hyperkitty) and public_inbox_page(html):
-            keep, *inbox_mail = public_inbox_message(pb.seg.blocks, keep)
+        keep, sender, sent = archived_message(archive, html, doc, pb.seg.blocks, select_blocks(pb))
         blocks = pb.seg.blocks
         # text of the kept blocks, one per line; starts[k]: where block k's text is (or would be)
         parts, starts, n = [], [], 0
@@ -413,9 +405,7 @@ def extract_page(html: str, url: str, fast: bool | None = None) -> Extraction:
         ex.title = _page_title(doc, ex.title)
         ex.author = meta_content(doc, "author", "article:author", "dc.creator", "parsely-author") or None
         ex.date = _date(doc)
-        if archived or hyperkitty or inbox_mail:
-            sender, sent = (sender_and_date(html) if archived else hyperkitty_sender_and_date(doc) if hyperkitty
-                            else inbox_mail)
+        if archive:
             ex.author, ex.date = ex.author or sender, ex.date or sent
         kept_tables = {}
         for first, last, el in pb.seg.tables:

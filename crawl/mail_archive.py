@@ -240,3 +240,27 @@ def public_inbox_message(blocks, keep: list[bool]) -> tuple[list[bool], str | No
     out[at] = True
     sender = _ADDRESS.sub(" ", headers.get("from", "")).strip().strip('"') or None
     return out, sender, iso_date(headers["date"]) if headers.get("date") else None
+
+
+def archive_kind(html: str, doc) -> str | None:
+    """Which archiver wrote the page: "marks" (pipermail, MHonArc, Hypermail), "hyperkitty",
+    "public-inbox", or None. A HyperKitty page gets its stylesheet's layout here, before the page
+    is cut into blocks."""
+    if body_lines(html) is not None:
+        return "marks"
+    if hyperkitty_page(html) and lay_out_hyperkitty(doc):
+        return "hyperkitty"
+    return "public-inbox" if public_inbox_page(html) else None
+
+
+def archived_message(kind: str | None, html: str, doc, blocks, keep: list[bool]
+                     ) -> tuple[list[bool], str | None, str | None]:
+    """(selection, sender's name, YYYY-MM-DD) of a page `archive_kind` named; `keep` (a copy) and
+    no sender or date for any other page."""
+    if kind == "marks":
+        return (declared_body(blocks, keep, body_lines(html)), *sender_and_date(html))
+    if kind == "hyperkitty":
+        return (hyperkitty_body(blocks, keep), *hyperkitty_sender_and_date(doc))
+    if kind == "public-inbox":
+        return public_inbox_message(blocks, keep)
+    return list(keep), None, None

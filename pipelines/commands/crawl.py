@@ -78,6 +78,13 @@ def configure(p):
                    "/.well-known/ files are logged plain:machine_file)")
     p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
     p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
+    _import_arguments(p)
+    p.add_argument("--write-warc", action="store_true", help="also write fetched pages as OUT/warc/*.warc.gz")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _import_arguments(p):
+    """What `crawl` reads instead of the web: WARC files, mail archives, saved pages, local PDFs."""
     p.add_argument("--warc", nargs="+", metavar="FILE", help="import these WARC files instead of crawling")
     p.add_argument("--mbox", nargs="+", metavar="PATH", help="import mail archives instead of crawling: mbox "
                    "files (plain or gzip, e.g. Mailman's 2020-March.txt.gz) or folders of one-message files "
@@ -96,8 +103,6 @@ def configure(p):
     p.add_argument("--ocr-lang", default="en", help="with --pdf-dir: OCR language for pages without a text layer "
                    "when language ID finds none in the document (default en)")
     p.add_argument("--workers", type=int, default=1, help="with --pdf-dir: worker processes (default 1)")
-    p.add_argument("--write-warc", action="store_true", help="also write fetched pages as OUT/warc/*.warc.gz")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def run(args, beam_args) -> int:
