@@ -77,3 +77,21 @@ def test_a_vote_that_leaves_most_blocks_out_counts_even_when_it_holds_nearly_eve
     assert out == [k or v for k, v in zip(keep, votes)]
     # the same words voted block by block, every block: a whole-page vote, still ignored
     assert peer_fallback(blocks, keep, [True] * len(blocks)) == keep
+
+
+def test_a_page_that_is_one_listing_takes_the_vote_and_an_app_shells_line_does_not():
+    """A page of one or two blocks: a source view that is one <pre> of SHORT words or more has
+    nothing else the vote could have kept, so the vote stands; an app shell's one line (under SHORT
+    words) is still a whole-page vote, refused."""
+    from crawl.extract import extract_page
+    code = "\n".join(f"{i:03d}     public static int parse{i}(final String str) {{ return {i}; }}" for i in range(1, 60))
+    view = f"<html><body class='source-page'><main role='main'><div class='source-container'><pre>{code}</pre></div></main></body></html>"
+    blocks = segment(parse_html(view)).blocks
+    assert len(blocks) == 1 and len(blocks[0].words) >= SHORT
+    assert peer_fallback(blocks, [False], [True]) == [True]
+    text = extract_page(view, "https://docs.example.org/src-html/NumberUtils.html").text
+    assert "public static int parse7(final String str) { return 7; }" in text
+    shell = segment(parse_html("<html><body><noscript>You need to enable JavaScript to run this app.</noscript>"
+                               "<div id=root></div></body></html>")).blocks
+    assert len(shell) == 1 and len(shell[0].words) < SHORT
+    assert peer_fallback(shell, [False], [True]) == [False]
