@@ -67,13 +67,18 @@ def declared_body(blocks, keep: list[bool], lines: tuple[int, int] | None) -> li
     if lines is None:
         return list(keep)
     start, end = lines
-    out = [start < (getattr(b.el, "sourceline", None) or 0) < end for b in blocks]
-    if not any(out):
+    return _with_subject([start < (getattr(b.el, "sourceline", None) or 0) < end for b in blocks], blocks, keep)
+
+
+def _with_subject(body: list[bool], blocks, keep: list[bool]) -> list[bool]:
+    """The message body's blocks and the page's first <h1> (where archivers print the subject), or
+    `keep` (a copy) when the body holds no block."""
+    if not any(body):
         return list(keep)
     subject = next((i for i, b in enumerate(blocks) if b.el.tag == "h1"), None)
     if subject is not None:
-        out[subject] = True
-    return out
+        body[subject] = True
+    return body
 
 
 # where each archiver writes the sender and the date (pipermail: <B>name</B> and <I>date</I> under
@@ -168,13 +173,7 @@ def hyperkitty_body(blocks, keep: list[bool]) -> list[bool]:
             memo[x] = found
         return found
 
-    out = [in_body(b.el) for b in blocks]
-    if not any(out):
-        return list(keep)
-    subject = next((i for i, b in enumerate(blocks) if b.el.tag == "h1"), None)
-    if subject is not None:
-        out[subject] = True
-    return out
+    return _with_subject([in_body(b.el) for b in blocks], blocks, keep)
 
 
 def hyperkitty_sender_and_date(doc) -> tuple[str | None, str | None]:
