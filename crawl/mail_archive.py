@@ -67,15 +67,15 @@ def declared_body(blocks, keep: list[bool], lines: tuple[int, int] | None) -> li
     if lines is None:
         return list(keep)
     start, end = lines
-    return _with_subject([start < (getattr(b.el, "sourceline", None) or 0) < end for b in blocks], blocks, keep)
+    body = [start < (getattr(b.el, "sourceline", None) or 0) < end for b in blocks]
+    return _with_subject(body, keep, next((i for i, b in enumerate(blocks) if b.el.tag == "h1"), None))
 
 
-def _with_subject(body: list[bool], blocks, keep: list[bool]) -> list[bool]:
-    """The message body's blocks and the page's first <h1> (where archivers print the subject), or
-    `keep` (a copy) when the body holds no block."""
+def _with_subject(body: list[bool], keep: list[bool], subject: int | None) -> list[bool]:
+    """The message body's blocks and the subject's block (the archiver's heading), or `keep` (a
+    copy) when the body holds no block."""
     if not any(body):
         return list(keep)
-    subject = next((i for i, b in enumerate(blocks) if b.el.tag == "h1"), None)
     if subject is not None:
         body[subject] = True
     return body
@@ -156,8 +156,8 @@ def lay_out_hyperkitty(doc) -> int:
 
 
 def hyperkitty_body(blocks, keep: list[bool]) -> list[bool]:
-    """The blocks inside a message body, and the page's first <h1> (the subject); `keep` itself
-    (a copy) when no block lies in a body."""
+    """The blocks inside a message body, and the subject: the page's first <h1> (a message page) or
+    the thread header's <h3> (a thread page); `keep` itself (a copy) when no block lies in a body."""
     memo: dict[object, bool] = {}
 
     def in_body(el) -> bool:
@@ -173,7 +173,9 @@ def hyperkitty_body(blocks, keep: list[bool]) -> list[bool]:
             memo[x] = found
         return found
 
-    return _with_subject([in_body(b.el) for b in blocks], blocks, keep)
+    subject = next((i for i, b in enumerate(blocks) if b.el.tag == "h1" or (
+        b.el.tag == "h3" and any("thread-header" in _classes(a) for a in b.el.iterancestors()))), None)
+    return _with_subject([in_body(b.el) for b in blocks], keep, subject)
 
 
 def hyperkitty_sender_and_date(doc) -> tuple[str | None, str | None]:

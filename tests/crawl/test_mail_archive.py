@@ -305,7 +305,14 @@ def test_hyperkitty_pages_yield_each_message_body_with_its_lines():
         assert nav not in ex.text, nav
     # a thread page: every message in order, a reply's visible quote with it
     reply = "Thanks Jane, the appendix numbers match what I measured.\n\n  -- Omar"
-    thread = extract_page(_hyperkitty((BODY, reply)), url).text
+    # a thread page prints the subject as the thread header's <h3>, with newer/older links beside it
+    thread_page = _hyperkitty((BODY, reply)).replace(
+        '<div class="message-header row">', '<div class="thread-header row"><div class="col-tn-2">'
+        '<a id="next-thread" href="/t/T2/">newer</a></div><div class="col-tn-8"><h3>[Dev] Proposal: second draft'
+        '</h3></div></div><div class="message-header row">').replace(
+        '<div class="col-10"><h1>[Dev] Proposal: second draft</h1></div>', '')
+    thread = extract_page(thread_page, url).text
+    assert thread.startswith("[Dev] Proposal: second draft\n") and "newer" not in thread
     assert thread.endswith("Earlier draft text that the reply quotes.\nThanks Jane, the appendix numbers match "
                            "what I measured.\n\n-- Omar")        # pre-line: a line's leading spaces collapse
     assert thread.index("six percent slower") < thread.index("Thanks Jane")
