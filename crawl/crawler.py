@@ -40,7 +40,6 @@ from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP
 from crawl.urls import authority_of, origin_of, try_canonicalize, url_id
 
 
-
 @dataclass
 class _Rendered:
     """What rendering a page gave (empty when it was not rendered; `error` when rendering failed)."""

@@ -112,7 +112,7 @@ def _child_ctx(parent: _Ctx, el, tag: str) -> _Ctx:
     style = el.get("style")
     if style and "white-space" in style.lower():
         m = _WHITE_SPACE.search(style)
-        if m:
+        if m and m.group(1).lower() != "inherit":
             ws = _WS_MODES.get(m.group(1).lower(), "")
     c = _Ctx(d, marks, parent.neg, parent.pos, parent.talk, parent.neg_at, parent.pos_at, parent.talk_at, ws)
     cls, ide = el.get("class"), el.get("id")
