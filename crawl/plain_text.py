@@ -1,7 +1,7 @@
 """Plain-text documents (text/plain, text/markdown): the body is the page's text.
 
 Why: standards, manuals and documentation are often published as text files (RFCs, READMEs,
-man pages and Sphinx sources served as .txt, Markdown files), and a pretraining crawl wants them.
+man pages served as .txt, Markdown files), and a pretraining crawl wants them.
 There is no markup to choose main content from, so the decoded body is the text, laid out as a
 `<pre>` block is: line breaks and indentation kept (tables, code, diagrams), line endings made
 `\\n`, trailing spaces and runs of blank lines trimmed, form feeds (an RFC's page breaks) made line
