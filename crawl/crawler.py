@@ -467,13 +467,20 @@ class WaveCrawler:
             for ln in links:
                 out.links.append(link_row(ln["url"], e.get("depth", 0) + 1, url, "link"))
 
+    def _too_large(self, e: dict, res: FetchResult, out: WaveOutput) -> bool:
+        """Whether a document that is never rendered (PDF, text file) is past --max-bytes; logged if so
+        (the fetcher may have read up to the render cap)."""
+        if len(res.body) <= self.config.max_bytes:
+            return False
+        out.log.append(self._log(e, "skipped", "too_large",
+                                 f"{len(res.body)} bytes > max_bytes {self.config.max_bytes}", res))
+        return True
+
     def _pdf_page(self, e: dict, res: FetchResult, decision, out: WaveOutput) -> None:
         """A fetched PDF: its text layer as a pages row (crawl.pdf: page, byte and time caps), or a
         skip with crawl.pdf's refusal reason (pdf:encrypted, pdf:broken, pdf:too_many_pages ...)."""
         c, url = self.config, e["url"]
-        if len(res.body) > c.max_bytes:
-            out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes}",
-                                     res))
+        if self._too_large(e, res, out):
             return
         row, why = pdf_page_row(url, res.body, res.status, res.content_type, now_iso(), "crawl")
         if row is None:
@@ -496,9 +503,7 @@ class WaveCrawler:
         """A fetched text file: its body is the text (crawl.plain_text), or a skip: too_large past
         --max-bytes, plain:machine_file for robots.txt and the like."""
         c, url = self.config, e["url"]
-        if len(res.body) > c.max_bytes:
-            out.log.append(self._log(e, "skipped", "too_large", f"{len(res.body)} bytes > max_bytes {c.max_bytes}",
-                                     res))
+        if self._too_large(e, res, out):
             return
         row, why = plain_page_row(url, res.html or "", res.encoding, res.status, res.content_type,
                                   res.headers.items(), now_iso(), "crawl", c.user_agent)
