@@ -158,24 +158,13 @@ def lay_out_hyperkitty(doc) -> int:
 def hyperkitty_body(blocks, keep: list[bool]) -> list[bool]:
     """The blocks inside a message body, and the subject: the page's first <h1> (a message page) or
     the thread header's <h3> (a thread page); `keep` itself (a copy) when no block lies in a body."""
-    memo: dict[object, bool] = {}
-
-    def in_body(el) -> bool:
-        path = []
-        while el is not None and el not in memo:
-            if "email-body" in _classes(el):
-                memo[el] = True
-                break
-            path.append(el)
-            el = el.getparent()
-        found = memo.get(el, False) if el is not None else False
-        for x in path:
-            memo[x] = found
-        return found
+    def under(el, cls: str) -> bool:   # an element above el has class `cls`
+        return any(cls in _classes(a) for a in el.iterancestors())
 
     subject = next((i for i, b in enumerate(blocks) if b.el.tag == "h1" or (
-        b.el.tag == "h3" and any("thread-header" in _classes(a) for a in b.el.iterancestors()))), None)
-    return _with_subject([in_body(b.el) for b in blocks], keep, subject)
+        b.el.tag == "h3" and under(b.el, "thread-header"))), None)
+    return _with_subject([("email-body" in _classes(b.el) or under(b.el, "email-body")) for b in blocks], keep,
+                         subject)
 
 
 def hyperkitty_sender_and_date(doc) -> tuple[str | None, str | None]:
@@ -243,23 +232,24 @@ def public_inbox_message(blocks, keep: list[bool]) -> tuple[list[bool], str | No
     return out, sender, iso_date(headers["date"]) if headers.get("date") else None
 
 
-def archive_kind(html: str, doc) -> str | None:
-    """Which archiver wrote the page: "marks" (pipermail, MHonArc, Hypermail), "hyperkitty",
-    "public-inbox", or None. A HyperKitty page gets its stylesheet's layout here, before the page
-    is cut into blocks."""
-    if body_lines(html) is not None:
-        return "marks"
+def archive_kind(html: str, doc) -> str | tuple[int, int] | None:
+    """Which archiver wrote the page: the lines of its body marks (pipermail, MHonArc, Hypermail:
+    body_lines), "hyperkitty", "public-inbox", or None. A HyperKitty page gets its stylesheet's
+    layout here, before the page is cut into blocks."""
+    lines = body_lines(html)
+    if lines is not None:
+        return lines
     if hyperkitty_page(html) and lay_out_hyperkitty(doc):
         return "hyperkitty"
     return "public-inbox" if public_inbox_page(html) else None
 
 
-def archived_message(kind: str | None, html: str, doc, blocks, keep: list[bool]
+def archived_message(kind: str | tuple[int, int] | None, html: str, doc, blocks, keep: list[bool]
                      ) -> tuple[list[bool], str | None, str | None]:
     """(selection, sender's name, YYYY-MM-DD) of a page `archive_kind` named; `keep` (a copy) and
     no sender or date for any other page."""
-    if kind == "marks":
-        return (declared_body(blocks, keep, body_lines(html)), *sender_and_date(html))
+    if isinstance(kind, tuple):
+        return (declared_body(blocks, keep, kind), *sender_and_date(html))
     if kind == "hyperkitty":
         return (hyperkitty_body(blocks, keep), *hyperkitty_sender_and_date(doc))
     if kind == "public-inbox":
