@@ -17,7 +17,6 @@ workers). Not covered: live fetching and rendering (the pages are saved files).
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import subprocess
 import sys
@@ -31,21 +30,9 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
 
-def write_warc(items: list[dict], path: str) -> None:
-    from warcio.statusandheaders import StatusAndHeaders  # noqa: PLC0415
-    from warcio.warcwriter import WARCWriter  # noqa: PLC0415
-    with open(path, "wb") as fh:
-        w = WARCWriter(fh, gzip=True)
-        for i, it in enumerate(items):
-            sh = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
-            w.write_record(w.create_warc_record(it["url"], "response", payload=io.BytesIO(it["html"].encode("utf-8")),
-                                                http_headers=sh, warc_headers_dict={
-                                                    "WARC-Date": "2026-01-01T00:00:00Z",
-                                                    "WARC-Record-ID": f"<urn:uuid:00000000-0000-0000-0000-{i:012d}>"}))
-
-
 def main() -> int:
     from extract_f1 import DEFAULT_AEB, DEFAULT_SCRATCH, load_aeb  # noqa: PLC0415
+    from warc_import import write_html_warc  # noqa: PLC0415
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--wcxb", default=os.environ.get("WCXB_DIR", os.path.join(DEFAULT_SCRATCH, "wcxb", "wcxb-dev")))
     ap.add_argument("--aeb", default=os.environ.get("AEB_DIR", DEFAULT_AEB))
@@ -74,7 +61,7 @@ def main() -> int:
         it["html"] = read_html(it["path"])
         it["canonical"] = try_canonicalize(it["url"])[0] or it["url"]
     warc, out = os.path.join(tmp, "pages.warc.gz"), os.path.join(tmp, "import")
-    write_warc(items, warc)
+    write_html_warc(((it["url"], it["html"].encode("utf-8")) for it in items), warc)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pipelines.cli", "crawl", "--warc", warc, "--out", out, "--quiet"],
                    check=True, cwd=ROOT, stdout=subprocess.DEVNULL)

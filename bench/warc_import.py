@@ -29,20 +29,29 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def build_warc(pages_dir: str, path: str) -> int:
+def write_html_warc(records, path: str) -> int:
+    """(url, HTML bytes) pairs -> one gzipped WARC of `text/html; charset=utf-8` response records
+    with fixed dates and record ids (the same bytes every run); returns the record count."""
     from warcio.statusandheaders import StatusAndHeaders  # noqa: PLC0415
     from warcio.warcwriter import WARCWriter  # noqa: PLC0415
-    files = sorted(glob.glob(os.path.join(pages_dir, "*.html")))
+    n = 0
     with open(path, "wb") as fh:
         w = WARCWriter(fh, gzip=True)
-        for i, p in enumerate(files):
-            with open(p, "rb") as f:
-                body = f.read()
+        for n, (url, body) in enumerate(records, 1):
             sh = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
-            fixed = {"WARC-Date": "2026-01-01T00:00:00Z", "WARC-Record-ID": f"<urn:uuid:00000000-0000-0000-0000-{i:012d}>"}
-            w.write_record(w.create_warc_record(f"http://page{i}.bench.test/{os.path.basename(p)}", "response",
-                                                payload=io.BytesIO(body), http_headers=sh, warc_headers_dict=fixed))
-    return len(files)
+            fixed = {"WARC-Date": "2026-01-01T00:00:00Z",
+                     "WARC-Record-ID": f"<urn:uuid:00000000-0000-0000-0000-{n - 1:012d}>"}
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=sh,
+                                                warc_headers_dict=fixed))
+    return n
+
+
+def build_warc(pages_dir: str, path: str) -> int:
+    def records():
+        for i, p in enumerate(sorted(glob.glob(os.path.join(pages_dir, "*.html")))):
+            with open(p, "rb") as f:
+                yield f"http://page{i}.bench.test/{os.path.basename(p)}", f.read()
+    return write_html_warc(records(), path)
 
 
 def build_mbox(jsonl: str, path: str) -> int:
