@@ -39,7 +39,37 @@ def file_sha256(path: str) -> tuple[str, int]:
 
 
 def staging_dir(directory: str) -> str:
-    return os.path.join(directory, _STAGING)
+    """Where a distributed writer keeps its intermediate files (pipelines/shards_io.py); removed
+    when the dataset is finalised or prepared again."""
+    return objectstore.join(directory, _STAGING)
+
+
+def stage_bytes(directory: str, data: bytes) -> str:
+    """`data` as a file of the dataset's staging area, named by its content (a task that runs
+    twice writes the same file), written whole or not at all -> its name."""
+    name = hashlib.sha256(data).hexdigest()[:40]
+    path = objectstore.join(staging_dir(directory), name)
+    if objectstore.is_remote(directory):
+        objectstore.write_bytes(path, data)  # one PUT: atomic
+        return name
+    os.makedirs(staging_dir(directory), exist_ok=True)
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return name
+
+
+def staged_bytes(directory: str, name: str) -> bytes:
+    path = objectstore.join(staging_dir(directory), name)
+    if objectstore.is_remote(directory):
+        return objectstore.read_bytes(path)
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def _ipc_bytes(table: pa.Table) -> bytes:
@@ -179,6 +209,8 @@ def _prepare_remote(directory: str, kind: str, job: str | None, overwrite: bool)
     for e in entries:
         if _PART_RE.match(e) or e.startswith(".part-"):
             objectstore.remove(objectstore.join(directory, e))
+        elif e == _STAGING:
+            objectstore.remove(staging_dir(directory), recursive=True)
     if REPORT_DIR in entries:
         objectstore.remove(objectstore.join(directory, REPORT_DIR), recursive=True)
 
@@ -196,6 +228,8 @@ def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Itera
         for e in objectstore.listdir(directory):
             if (_PART_RE.match(e) and e not in keep) or e.startswith(".part-"):
                 objectstore.remove(objectstore.join(directory, e))
+            elif e == _STAGING:
+                objectstore.remove(staging_dir(directory), recursive=True)
         manifest = Manifest(kind=kind, schema=schema, shards=full, provenance=provenance)
         write_manifest(directory, manifest)
         return manifest

@@ -138,6 +138,7 @@ def test_text_job_writes_dataset_rejected_rows_and_report_to_s3(s3, tmp_path, ca
     for suffix in ("", ".rejected"):
         assert digests(local + suffix) and digests("s3://cider/text/docs" + suffix) == digests(local + suffix)
         assert verify_dataset("s3://cider/text/docs" + suffix) == []
+        assert ".staging" not in objectstore.listdir("s3://cider/text/docs" + suffix)  # the writer's blobs went
     assert main(["shards", "verify", "s3://cider/text/docs"]) == 0
     assert 0 < len(ShardDataset("s3://cider/text/docs")) < len(rows)
     fs, path = pafs.FileSystem.from_uri("s3://cider/text/docs/_report")

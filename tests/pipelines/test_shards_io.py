@@ -1,4 +1,6 @@
 """Beam sink/source for shard datasets: deterministic whatever the runner or worker count."""
+import os
+
 import apache_beam as beam
 import pyarrow as pa
 import pytest
@@ -26,11 +28,27 @@ def test_same_shards_single_and_multiprocess(tmp_path):
     assert len(ma.shards) > 2
     assert [(s.path, s.rows, s.sha256) for s in ma.shards] == [(s.path, s.rows, s.sha256) for s in mb.shards]
     assert verify_dataset(a) == [] and ma.rows == 3000
+    assert not os.path.exists(os.path.join(a, ".staging")) and not os.path.exists(os.path.join(b, ".staging"))
     assert sorted(r["id"] for r in open_dataset(a).iter_rows(["id"])) == [r["id"] for r in ROWS]
     # rerun of the same job (no provenance: treated as a different dataset unless overwrite) is refused
     from corpus.errors import ShardError
     with pytest.raises(ShardError):
         _write(a, [])
+
+
+def test_writer_blobs_are_staged_by_content_and_gone_after_the_manifest(tmp_path):
+    """The rows reach the shard writer as files of OUT/.staging named by their content: a task that
+    runs twice writes the same file; a failed run's leftovers go when the output is prepared again,
+    and a finished dataset holds none."""
+    from corpus.writer import stage_bytes, staged_bytes, staging_dir
+    out = tmp_path / "a"
+    first = stage_bytes(str(out), b"rows of a bundle")
+    assert stage_bytes(str(out), b"rows of a bundle") == first != stage_bytes(str(out), b"other rows")
+    assert staged_bytes(str(out), first) == b"rows of a bundle"
+    assert sorted(os.listdir(staging_dir(str(out)))) == sorted([first, stage_bytes(str(out), b"other rows")])
+    _write(str(out), ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])  # over the leftovers
+    assert not os.path.exists(staging_dir(str(out))) and verify_dataset(str(out)) == []
+    assert sorted(r["id"] for r in open_dataset(str(out)).iter_rows(["id"])) == [r["id"] for r in ROWS]
 
 
 def test_read_shards_roundtrip(tmp_path):
