@@ -24,7 +24,10 @@ itself: the region would stop at that section and drop the others, up to a fifth
 region that is one of a run of like siblings (same tag and classes, as repeated items are found in
 crawl/extract_groups.py, or bare <section>s) climbs to their parent while a like sibling holds kept
 blocks that are not teasers. A sidebar or a rail of teasers is not a sibling section of the
-content: it has its own classes, or its words are teasers'.
+content: it has its own classes, or its words are teasers'. A <details> element is a section too
+(its <summary> the heading, the rest the body), and a region that is the body of one starts the
+climb from it: rustdoc writes each trait implementation of a type as one, and an Iterator's
+seventy methods outweighed the type's description, signature and other implementations.
 
 A page that declares itself an article (crawl/page_kind.py) gets one more pass: the region is found
 again from the sure blocks only (article_region), so teasers that the repeated-item test misses
@@ -113,27 +116,44 @@ LIST_WRAPPERS = 3
 
 
 def _section_signature(el):
-    """What makes siblings sections of one kind: the repeated-item signature, or a bare <section>."""
+    """What makes siblings sections of one kind: the repeated-item signature, a bare <section>, or
+    a <details> (a collapsible section) of the same classes."""
     sig = item_signature(el)
-    if sig is None and isinstance(el.tag, str) and el.tag.lower() == "section":
+    tag = el.tag.lower() if isinstance(el.tag, str) else ""
+    if sig is None and tag == "section":
         return ("section", "")
+    if sig is None and tag == "details":
+        return ("details", " ".join(sorted((el.get("class") or "").split())))
     return sig
 
 
+def _section_of(el):
+    """`el`, or the <details> whose body it is: a collapsible section is its <summary> (the
+    heading) and the rest (the body), so a region that is the body of one is that section."""
+    parent = el.getparent()
+    if (parent is not None and isinstance(parent.tag, str) and parent.tag.lower() == "details"
+            and not (isinstance(el.tag, str) and el.tag.lower() == "summary")):
+        return parent
+    return el
+
+
 def whole_sections(blocks, keep: list[bool], teaser: list[bool], root):
-    """`root`, or the ancestor it climbs to while it is one of like sibling sections (see above) and
-    a like sibling holds a kept block that is not a teaser."""
+    """`root`, or the ancestor it climbs to while it (or the <details> whose body it is) is one of
+    like sibling sections (see above) and a like sibling holds a kept block that is not a teaser."""
+    if root is None:
+        return None
     holders = None    # elements holding a kept non-teaser block; walked only for a region that is a section
-    while root is not None and (parent := root.getparent()) is not None:
-        sig = _section_signature(root)
+    section = top = _section_of(root)
+    while (parent := top.getparent()) is not None:
+        sig = _section_signature(top)
         if sig is None:
             break
         if holders is None:
             holders = {a for b, k, t in zip(blocks, keep, teaser) if k and not t for a in ancestors(b.el)}
-        if not any(c is not root and c in holders and _section_signature(c) == sig for c in parent):
+        if not any(c is not top and c in holders and _section_signature(c) == sig for c in parent):
             break
-        root = parent
-    return root
+        top = parent
+    return root if top is section else top   # no climb: the region as it was
 
 
 def region_root(blocks, keep: list[bool], prob, share: float = SHARE, items: dict | None = None,

@@ -145,6 +145,32 @@ def test_the_region_is_the_whole_content_not_its_longest_section():
         assert TEASERS[0][1] not in [b.text for b, k in zip(blocks, out) if k]
 
 
+def _collapsible(cls: str, body_wrapper: bool) -> str:
+    """An API page whose implementations are collapsible sections (<details>, a <summary> heading
+    each): a short one, one that outweighs all the rest, a short one; beside them a sidebar."""
+    def section(title, paras):
+        body = "".join(f"<p>{p}</p>" for p in paras)
+        body = f"<div class='items'>{body}</div>" if body_wrapper else body
+        return f"<details class='{cls}' open><summary><h3>{title}</h3></summary>{body}</details>"
+    return ("<html><body><div class='page'><div class='impls'>" + section("impl Clone", STORY[:1]) +
+            section("impl Iterator", STORY[1:7] * 3) + section("impl Debug", STORY[7:]) +
+            "</div><div class='sidebar'><p>" + TEASERS[0][1] + "</p></div></div></body></html>")
+
+
+def test_a_region_in_one_of_like_collapsible_sections_climbs_to_all_of_them():
+    for cls, wrapper in (("toggle", True), ("toggle", False), ("", True)):
+        blocks = segment(parse_html(_collapsible(cls, wrapper))).blocks
+        keep = [True] * len(blocks)
+        prob = [0.95 if b.text == STORY[3] else 0.9 for b in blocks]   # the surest block: in the long one
+        kept = [b.text for b, k in zip(blocks, main_region(blocks, keep, prob)) if k]
+        assert {"impl Clone", STORY[0], "impl Debug", STORY[7]} <= set(kept), (cls, wrapper, kept)
+        assert TEASERS[0][1] not in kept, (cls, wrapper)         # the sidebar is not a sibling section
+        # no like section holds a kept block: the long one stays the region, and the sidebar stays out
+        only_long = [b.text in STORY[1:7] or b.text == TEASERS[0][1] for b in blocks]
+        kept = [b.text for b, k in zip(blocks, main_region(blocks, only_long, prob)) if k]
+        assert set(kept) == set(STORY[1:7]), (cls, wrapper, kept)
+
+
 def _api_page() -> str:
     """A Sphinx API page: the function's description, a parameter list that outweighs it, an example;
     beside them a sidebar of the module's other functions."""
