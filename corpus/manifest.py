@@ -138,13 +138,5 @@ def write_manifest(directory: str, manifest: Manifest) -> str:
     """Atomically write manifest.json (temp name, fsync, rename): the commit point of a dataset."""
     path = manifest_path(directory)
     data = json.dumps(manifest.to_json(), indent=1, sort_keys=False).encode("utf-8")
-    if objectstore.is_remote(directory):
-        objectstore.write_bytes(path, data)  # one PUT: atomic
-        return path
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    objectstore.write_whole(path, data, fsync=True)
     return path

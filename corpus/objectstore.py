@@ -133,6 +133,25 @@ def write_bytes(uri: str, data: bytes) -> None:
     _call(uri, _write)
 
 
+def write_whole(path: str, data: bytes, fsync: bool = False) -> None:
+    """`data` as the file at `path` (local or s3://), seen whole or not at all: one PUT on the
+    store; on disk a temporary name renamed into place (synced first with `fsync`)."""
+    if is_remote(path):
+        write_bytes(path, data)
+        return
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def upload_dir(local_dir: str, uri: str) -> None:
     """Every file under `local_dir` (a missing one has none) to the same relative key under `uri`,
     one PUT each, in path order: a report's figures, a crawl's WARC files."""

@@ -48,19 +48,9 @@ def stage_bytes(directory: str, data: bytes) -> str:
     """`data` as a file of the dataset's staging area, named by its content (a task that runs
     twice writes the same file), written whole or not at all -> its name."""
     name = hashlib.sha256(data).hexdigest()[:40]
-    path = objectstore.join(staging_dir(directory), name)
-    if objectstore.is_remote(directory):
-        objectstore.write_bytes(path, data)  # one PUT: atomic
-        return name
-    os.makedirs(staging_dir(directory), exist_ok=True)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    if not objectstore.is_remote(directory):
+        os.makedirs(staging_dir(directory), exist_ok=True)
+    objectstore.write_whole(objectstore.join(staging_dir(directory), name), data)
     return name
 
 
