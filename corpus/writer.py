@@ -40,7 +40,7 @@ def file_sha256(path: str) -> tuple[str, int]:
 
 def staging_dir(directory: str) -> str:
     """Where a distributed writer keeps its intermediate files (pipelines/shards_io.py); removed
-    when the dataset is finalised or prepared again."""
+    when the dataset is finalised or prepared again, or by the command whose job failed (end_staging)."""
     return objectstore.join(directory, _STAGING)
 
 
@@ -52,6 +52,36 @@ def stage_bytes(directory: str, data: bytes) -> str:
         os.makedirs(staging_dir(directory), exist_ok=True)
     objectstore.write_whole(objectstore.join(staging_dir(directory), name), data)
     return name
+
+
+# output directories whose staging areas this process's jobs may have filled (their drivers'
+# writers note them), so a job that fails can take its staged rows away instead of leaving them
+_NOTED: set[str] = set()
+
+
+def note_staging(directory: str) -> None:
+    """Called where a job is built (the driver): `directory`'s staging area belongs to this job."""
+    _NOTED.add(directory)
+
+
+def end_staging(failed: bool) -> list[str]:
+    """When a job ends: forget the noted staging areas; if it failed, remove them first (their
+    blobs hold rows that no manifest names, as many bytes as the output). -> what was removed."""
+    gone = []
+    for d in sorted(_NOTED) if failed else ():
+        st = staging_dir(d)
+        try:
+            if objectstore.is_remote(d):
+                objectstore.remove(st, recursive=True)
+            elif os.path.isdir(st):
+                shutil.rmtree(st)
+            else:
+                continue
+            gone.append(st)
+        except Exception:  # noqa: BLE001  (best effort after a failure; a rerun's prepare removes it too)
+            continue
+    _NOTED.clear()
+    return gone
 
 
 def staged_bytes(directory: str, name: str) -> bytes:

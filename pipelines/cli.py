@@ -84,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
 
     limit_malloc_arenas()
     local_dask = _start_local_dask(unknown) if getattr(mod, "BEAM", False) else False
+    rc = 70
     try:
-        return int(mod.run(args, unknown) or 0)  # type: ignore[attr-defined]
+        rc = int(mod.run(args, unknown) or 0)  # type: ignore[attr-defined]
+        return rc
     except CidermillError as e:
         if debug:
             traceback.print_exc()
@@ -106,9 +108,20 @@ def main(argv: list[str] | None = None) -> int:
               "(rerun with --debug for the traceback)", file=sys.stderr)
         return 70
     finally:
+        _end_staging(failed=rc != 0)
         if local_dask:  # the command's local cluster ends with it (main() may be called again in-process)
             from pipelines.runners.dask_client import close_local_clusters
             close_local_clusters()
+
+
+def _end_staging(failed: bool) -> None:
+    """A Beam job's writers stage their rows in OUT/.staging until the manifest is written; when
+    the command fails, those rows (as many bytes as the output) go with it, not at the next run."""
+    import logging
+
+    from corpus.writer import end_staging
+    for st in end_staging(failed):
+        logging.getLogger("cidermill").info("removed the failed job's staged rows: %s", st)
 
 
 def _start_local_dask(beam_args: list[str]) -> bool:

@@ -64,3 +64,29 @@ def test_duplicate_keys_fail_loudly(tmp_path):
     rows = ROWS[:10] + ROWS[:1]
     with pytest.raises(Exception, match="duplicate row key"):
         _write(str(tmp_path / "dup"), [], rows)
+
+
+def test_a_failed_job_takes_its_staged_rows_away(tmp_path, capsys):
+    """A Beam job that fails after its writer staged rows (here: two input pages with one id, so
+    the shard writer refuses the second row) exits with a one-line error and leaves no staging
+    area and no manifest behind: the staged blobs hold as many bytes as the output would have."""
+    from corpus.manifest import MANIFEST_NAME
+    from corpus.schemas import PAGES
+    from corpus.writer import write_dataset
+    from pipelines.cli import main
+    text = "Plain words that make a sentence of ordinary prose for the filters. " * 20
+    rows = [{"id": f"p{i % 40}", "url": f"http://a.test/{i}", "text": text + str(i)} for i in range(80)]
+    write_dataset(str(tmp_path / "pages"), "pages", pa.Table.from_pylist(rows, schema=PAGES))
+    (tmp_path / "t.yaml").write_text("stages: [input]\n")
+    out = tmp_path / "out"
+    rc = main(["text", "--in", str(tmp_path / "pages"), "--out", str(out), "--config", str(tmp_path / "t.yaml"),
+               "--no-rejected", "--runner=FnApiRunner"])
+    assert rc == 1
+    assert "duplicate row key" in capsys.readouterr().err
+    assert out.is_dir() and not (out / ".staging").exists() and not (out / MANIFEST_NAME).exists()
+    # the same job on pages with distinct ids then writes its dataset in the same place
+    rows = [dict(r, id=f"p{i}") for i, r in enumerate(rows)]
+    write_dataset(str(tmp_path / "pages2"), "pages", pa.Table.from_pylist(rows, schema=PAGES))
+    assert main(["text", "--in", str(tmp_path / "pages2"), "--out", str(out), "--config", str(tmp_path / "t.yaml"),
+                 "--no-rejected", "--runner=FnApiRunner"]) == 0
+    assert verify_dataset(str(out)) == [] and read_manifest(str(out)).rows == 80
