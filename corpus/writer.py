@@ -54,33 +54,51 @@ def stage_bytes(directory: str, data: bytes) -> str:
     return name
 
 
-# output directories whose staging areas this process's jobs may have filled (their drivers'
-# writers note them), so a job that fails can take its staged rows away instead of leaving them
+# output directories this process's Beam jobs write (their drivers' writers note them), so that a
+# command that fails can take away what its job left in the ones it did not finish
 _NOTED: set[str] = set()
 
 
 def note_staging(directory: str) -> None:
-    """Called where a job is built (the driver): `directory`'s staging area belongs to this job."""
+    """Called where a job is built (the driver): `directory` is an output of this job."""
     _NOTED.add(directory)
 
 
 def end_staging(failed: bool) -> list[str]:
-    """When a job ends: forget the noted staging areas; if it failed, remove them first (their
-    blobs hold rows that no manifest names, as many bytes as the output). -> what was removed."""
-    gone = []
+    """When a command ends: forget the noted outputs; if it failed, first take away what its job
+    left in each one that has no manifest (so it did not finish): the staging area (rows that no
+    manifest names, as many bytes as the output), shard files written before the failure (a reader
+    that globs part-*.arrow, as pyarrow.dataset does, would take them for a dataset), temporary
+    shard files and the report. An output with a manifest is a finished dataset and is left alone.
+    -> the paths removed."""
+    gone: list[str] = []
     for d in sorted(_NOTED) if failed else ():
-        st = staging_dir(d)
         try:
-            if objectstore.is_remote(d):
-                objectstore.remove(st, recursive=True)
-            elif os.path.isdir(st):
-                shutil.rmtree(st)
-            else:
-                continue
-            gone.append(st)
-        except Exception:  # noqa: BLE001  (best effort after a failure; a rerun's prepare removes it too)
+            gone += _remove_unfinished(d)
+        except Exception:  # noqa: BLE001  (best effort after a failure; a rerun's prepare removes them too)
             continue
     _NOTED.clear()
+    return gone
+
+
+def _remove_unfinished(directory: str) -> list[str]:
+    remote = objectstore.is_remote(directory)
+    if not remote and not os.path.isdir(directory):
+        return []
+    entries = objectstore.listdir(directory) if remote else os.listdir(directory)
+    if MANIFEST_NAME in entries:
+        return []
+    gone = []
+    for e in entries:
+        if _PART_RE.match(e) or e.startswith(".part-") or e in (_STAGING, REPORT_DIR):
+            p = objectstore.join(directory, e) if remote else os.path.join(directory, e)
+            if remote:
+                objectstore.remove(p, recursive=e in (_STAGING, REPORT_DIR))
+            elif os.path.isdir(p):
+                shutil.rmtree(p)
+            else:
+                os.remove(p)
+            gone.append(p)
     return gone
 
 

@@ -115,13 +115,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _end_staging(failed: bool) -> None:
-    """A Beam job's writers stage their rows in OUT/.staging until the manifest is written; when
-    the command fails, those rows (as many bytes as the output) go with it, not at the next run."""
+    """A Beam job's writers stage their rows in OUT/.staging and write shards before the manifest;
+    when the command fails, what it left in the outputs it did not finish goes with it (staged
+    rows, shards a reader could take for a dataset, the report), not at the next run."""
     import logging
 
     from corpus.writer import end_staging
-    for st in end_staging(failed):
-        logging.getLogger("cidermill").info("removed the failed job's staged rows: %s", st)
+    gone = end_staging(failed)
+    if gone:
+        logging.getLogger("cidermill").info("removed what the failed job left: %s", ", ".join(gone))
 
 
 def _start_local_dask(beam_args: list[str]) -> bool:

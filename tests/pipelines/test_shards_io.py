@@ -66,11 +66,30 @@ def test_duplicate_keys_fail_loudly(tmp_path):
         _write(str(tmp_path / "dup"), [], rows)
 
 
+def test_what_a_failed_job_left_is_taken_away_and_finished_outputs_stay(tmp_path):
+    """end_staging(failed=True), which the cidermill command calls when it fails: an output of the
+    job with no manifest loses its staged rows, any shard written before the failure (pyarrow.dataset
+    would read those as a dataset) and its temporary files; a finished output of the same process
+    is left as it is."""
+    from corpus.writer import end_staging
+    done, bad = str(tmp_path / "done"), str(tmp_path / "bad")
+    _write(done, [])
+    before = sorted(os.listdir(done))
+    with pytest.raises(Exception, match="duplicate row key"):
+        _write(bad, [], ROWS + ROWS[-1:])   # several shards: the last one holds the duplicate
+    os.makedirs(os.path.join(bad, ".staging"), exist_ok=True)
+    open(os.path.join(bad, "part-00007.arrow"), "wb").close()   # as a shard finished before the failure
+    gone = end_staging(failed=True)
+    assert os.listdir(bad) == [] and any(g.endswith("part-00007.arrow") for g in gone)
+    assert sorted(os.listdir(done)) == before and verify_dataset(done) == []
+    assert end_staging(failed=True) == []   # forgotten once the command ended
+
+
 def test_a_failed_job_takes_its_staged_rows_away(tmp_path, capsys):
     """A Beam job that fails after its writer staged rows (here: two input pages with one id, so
-    the shard writer refuses the second row) exits with a one-line error and leaves no staging
-    area and no manifest behind: the staged blobs hold as many bytes as the output would have."""
-    from corpus.manifest import MANIFEST_NAME
+    the shard writer refuses the second row) exits with a one-line error and leaves nothing in its
+    output: the staged blobs held as many bytes as the output would have, and the report described
+    rows that were never written."""
     from corpus.schemas import PAGES
     from corpus.writer import write_dataset
     from pipelines.cli import main
@@ -83,7 +102,7 @@ def test_a_failed_job_takes_its_staged_rows_away(tmp_path, capsys):
                "--no-rejected", "--runner=FnApiRunner"])
     assert rc == 1
     assert "duplicate row key" in capsys.readouterr().err
-    assert out.is_dir() and not (out / ".staging").exists() and not (out / MANIFEST_NAME).exists()
+    assert out.is_dir() and os.listdir(out) == []   # no staged rows, no shards, no report, no manifest
     # the same job on pages with distinct ids then writes its dataset in the same place
     rows = [dict(r, id=f"p{i}") for i, r in enumerate(rows)]
     write_dataset(str(tmp_path / "pages2"), "pages", pa.Table.from_pylist(rows, schema=PAGES))
