@@ -38,6 +38,11 @@ def tag_path(el) -> str:
     return "/".join(out)
 
 
+def tag_name(el) -> str:
+    """`el`'s tag in lower case; "" for a comment or processing instruction (no string tag)."""
+    return el.tag.lower() if isinstance(el.tag, str) else ""
+
+
 def ancestors(el) -> list:
     """`el` and its ancestors, nearest first (at most MAX_UP of them)."""
     out, a = [], el

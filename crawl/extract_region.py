@@ -36,7 +36,7 @@ again from the sure blocks only (article_region), so teasers that the repeated-i
 from __future__ import annotations
 
 from crawl.extract_groups import item_signature, repeated_items
-from crawl.extract_layout import ancestors
+from crawl.extract_layout import ancestors, tag_name
 
 SHARE = 0.8                 # the region holds at least this share of the kept words
 TEASER_HEAD_WORDS = 4       # a headline, not a user name or a "View details" button ...
@@ -85,11 +85,11 @@ def out_of_lists(blocks, keep: list[bool], teaser: list[bool], root):
     the list holds nothing else kept, it only wraps the list (DocBook's `div.table-contents` and
     `div.table` around a table): the region climbs through up to LIST_WRAPPERS such elements to the
     first that holds a kept block beside them, the section with its title and introduction (round 20)."""
-    if root is not None and isinstance(root.tag, str) and root.tag.lower() in TABLE_PARTS:
+    if root is not None and tag_name(root) in TABLE_PARTS:
         table = root.getparent()    # a table's body is not a region apart from its head
         root = table if table is not None else root
     top = root
-    while top is not None and isinstance(top.tag, str) and top.tag.lower() in LIST_TAGS:
+    while top is not None and tag_name(top) in LIST_TAGS:
         top = top.getparent()
     if top is None or top is root:
         return root
@@ -119,7 +119,7 @@ def _section_signature(el):
     """What makes siblings sections of one kind: the repeated-item signature, a bare <section>, or
     a <details> (a collapsible section) of the same classes."""
     sig = item_signature(el)
-    tag = el.tag.lower() if isinstance(el.tag, str) else ""
+    tag = tag_name(el)
     if sig is None and tag == "section":
         return ("section", "")
     if sig is None and tag == "details":
@@ -131,8 +131,8 @@ def _section_of(el):
     """`el`, or the <details> whose body it is: a collapsible section is its <summary> (the
     heading) and the rest (the body), so a region that is the body of one is that section."""
     parent = el.getparent()
-    if (parent is not None and isinstance(parent.tag, str) and parent.tag.lower() == "details"
-            and not (isinstance(el.tag, str) and el.tag.lower() == "summary")):
+    if (parent is not None and tag_name(parent) == "details"
+            and tag_name(el) != "summary"):
         return parent
     return el
 

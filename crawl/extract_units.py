@@ -17,7 +17,7 @@ The classifier scores every block on its own, so it can keep one part of a unit 
 """
 from __future__ import annotations
 
-from crawl.extract_layout import ancestors
+from crawl.extract_layout import ancestors, tag_name
 
 # each rule can be switched off for experiments (docs/extraction-experiments.md, round 20)
 KEEP_TERMS = True
@@ -31,27 +31,23 @@ def listing_of(el):
     """The outermost `<pre>` at or above `el`, or None."""
     top = None
     while el is not None:
-        if _tag(el) == "pre":
+        if tag_name(el) == "pre":
             top = el
         el = el.getparent()
     return top
 
 
-def _tag(el) -> str:
-    return el.tag.lower() if isinstance(el.tag, str) else ""
-
-
 def _nearest(el, tag: str):
     """`el` or its ancestor within _UP levels with this tag, or None."""
-    return next((a for a in ancestors(el)[:_UP + 1] if _tag(a) == tag), None)
+    return next((a for a in ancestors(el)[:_UP + 1] if tag_name(a) == tag), None)
 
 
 def _terms_before(dd) -> list:
     """The `<dt>` siblings right before a `<dd>` (a term may have several)."""
     out = []
     sib = dd.getprevious()
-    while sib is not None and _tag(sib) in ("dt", "dd"):
-        if _tag(sib) == "dd":
+    while sib is not None and tag_name(sib) in ("dt", "dd"):
+        if tag_name(sib) == "dd":
             if out:
                 break
         else:
@@ -131,7 +127,7 @@ def section_headings(blocks, keep: list[bool]) -> list[bool]:
         return out
     for i in range(len(blocks) - 2, -1, -1):
         b = blocks[i]
-        if out[i] or _tag(b.el) not in _HEADINGS or not out[i + 1]:
+        if out[i] or tag_name(b.el) not in _HEADINGS or not out[i + 1]:
             continue
         if _below(blocks[i + 1].el, b.el.getparent(), _UP + 1):
             out[i] = True
