@@ -40,7 +40,7 @@ def file_sha256(path: str) -> tuple[str, int]:
 
 def staging_dir(directory: str) -> str:
     """Where a distributed writer keeps its intermediate files (pipelines/shards_io.py); removed
-    when the dataset is finalised or prepared again, or by the command whose job failed (end_staging)."""
+    when the dataset is finalised or prepared again, or by the command whose job failed (end_job_outputs)."""
     return objectstore.join(directory, _STAGING)
 
 
@@ -59,12 +59,12 @@ def stage_bytes(directory: str, data: bytes) -> str:
 _NOTED: set[str] = set()
 
 
-def note_staging(directory: str) -> None:
+def note_job_output(directory: str) -> None:
     """Called where a job is built (the driver): `directory` is an output of this job."""
     _NOTED.add(directory)
 
 
-def end_staging(failed: bool) -> list[str]:
+def end_job_outputs(failed: bool) -> list[str]:
     """When a command ends: forget the noted outputs; if it failed, first take away what its job
     left in each one that has no manifest (so it did not finish): the staging area (rows that no
     manifest names, as many bytes as the output), shard files written before the failure (a reader
@@ -86,12 +86,17 @@ def _remove_unfinished(directory: str) -> list[str]:
     if not remote and not os.path.isdir(directory):
         return []
     entries = objectstore.listdir(directory) if remote else os.listdir(directory)
-    if MANIFEST_NAME in entries:
-        return []
+    return [] if MANIFEST_NAME in entries else _remove_written(directory, entries)
+
+
+def _remove_written(directory: str, entries: list[str]) -> list[str]:
+    """Remove, of `entries` (names in `directory`), what a dataset writer puts there besides the
+    manifest: shard files, temporary shard files, the staging area and the report -> their paths."""
+    remote = objectstore.is_remote(directory)
     gone = []
     for e in entries:
         if _PART_RE.match(e) or e.startswith(".part-") or e in (_STAGING, REPORT_DIR):
-            p = objectstore.join(directory, e) if remote else os.path.join(directory, e)
+            p = objectstore.join(directory, e)
             if remote:
                 objectstore.remove(p, recursive=e in (_STAGING, REPORT_DIR))
             elif os.path.isdir(p):
@@ -212,12 +217,7 @@ def prepare_output_dir(directory: str, kind: str, job: str | None = None, overwr
         return
     if _check_existing(directory, entries, kind, job, overwrite):
         os.remove(manifest_path(directory))
-    for e in entries:
-        p = os.path.join(directory, e)
-        if _PART_RE.match(e) or e.startswith(".part-") or e == _STAGING:
-            shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
-    if os.path.isdir(os.path.join(directory, REPORT_DIR)):
-        shutil.rmtree(os.path.join(directory, REPORT_DIR))
+    _remove_written(directory, entries)
 
 
 def _check_existing(directory: str, entries: list[str], kind: str, job: str | None, overwrite: bool) -> bool:
@@ -244,13 +244,7 @@ def _prepare_remote(directory: str, kind: str, job: str | None, overwrite: bool)
         return
     if _check_existing(directory, entries, kind, job, overwrite):
         objectstore.remove(manifest_path(directory))
-    for e in entries:
-        if _PART_RE.match(e) or e.startswith(".part-"):
-            objectstore.remove(objectstore.join(directory, e))
-        elif e == _STAGING:
-            objectstore.remove(staging_dir(directory), recursive=True)
-    if REPORT_DIR in entries:
-        objectstore.remove(objectstore.join(directory, REPORT_DIR), recursive=True)
+    _remove_written(directory, entries)
 
 
 def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Iterable[ShardInfo],

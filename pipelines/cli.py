@@ -108,20 +108,20 @@ def main(argv: list[str] | None = None) -> int:
               "(rerun with --debug for the traceback)", file=sys.stderr)
         return 70
     finally:
-        _end_staging(failed=rc != 0)
+        _end_job_outputs(failed=rc != 0)
         if local_dask:  # the command's local cluster ends with it (main() may be called again in-process)
             from pipelines.runners.dask_client import close_local_clusters
             close_local_clusters()
 
 
-def _end_staging(failed: bool) -> None:
+def _end_job_outputs(failed: bool) -> None:
     """A Beam job's writers stage their rows in OUT/.staging and write shards before the manifest;
     when the command fails, what it left in the outputs it did not finish goes with it (staged
     rows, shards a reader could take for a dataset, the report), not at the next run."""
     import logging
 
-    from corpus.writer import end_staging
-    gone = end_staging(failed)
+    from corpus.writer import end_job_outputs
+    gone = end_job_outputs(failed)
     if gone:
         logging.getLogger("cidermill").info("removed what the failed job left: %s", ", ".join(gone))
 

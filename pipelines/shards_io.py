@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from corpus.keyed_shards import approx_size, keyed_table, shard_count, shard_table, split_by_shard
 from corpus.reader import ShardDataset, read_items
-from corpus.writer import (DEFAULT_TARGET_BYTES, finalize_dataset, note_staging, prepare_output_dir, stage_bytes,
+from corpus.writer import (DEFAULT_TARGET_BYTES, finalize_dataset, note_job_output, prepare_output_dir, stage_bytes,
                            staged_bytes, write_shard_file)
 
 BLOB_ROWS, BLOB_BYTES = 4096, 16 << 20  # a blob is cut at whichever comes first
@@ -113,7 +113,7 @@ class WriteShards(beam.PTransform):
 
     def expand(self, rows):
         prepare_output_dir(self.out_dir, self.kind, job=self.provenance.get("job"), overwrite=self.overwrite)
-        note_staging(self.out_dir)  # a failed job's staged rows are removed (pipelines/cli.py)
+        note_job_output(self.out_dir)  # what a failed job leaves here is removed (pipelines/cli.py)
         target = self.target_bytes
         blobs = rows | "ToArrow" >> beam.ParDo(_ToBlobs(self.schema, self.key, self.out_dir))
         n_shards = (blobs

@@ -67,11 +67,11 @@ def test_duplicate_keys_fail_loudly(tmp_path):
 
 
 def test_what_a_failed_job_left_is_taken_away_and_finished_outputs_stay(tmp_path):
-    """end_staging(failed=True), which the cidermill command calls when it fails: an output of the
+    """end_job_outputs(failed=True), which the cidermill command calls when it fails: an output of the
     job with no manifest loses its staged rows, any shard written before the failure (pyarrow.dataset
     would read those as a dataset) and its temporary files; a finished output of the same process
     is left as it is."""
-    from corpus.writer import end_staging
+    from corpus.writer import end_job_outputs
     done, bad = str(tmp_path / "done"), str(tmp_path / "bad")
     _write(done, [])
     before = sorted(os.listdir(done))
@@ -79,10 +79,10 @@ def test_what_a_failed_job_left_is_taken_away_and_finished_outputs_stay(tmp_path
         _write(bad, [], ROWS + ROWS[-1:])   # several shards: the last one holds the duplicate
     os.makedirs(os.path.join(bad, ".staging"), exist_ok=True)
     open(os.path.join(bad, "part-00007.arrow"), "wb").close()   # as a shard finished before the failure
-    gone = end_staging(failed=True)
+    gone = end_job_outputs(failed=True)
     assert os.listdir(bad) == [] and any(g.endswith("part-00007.arrow") for g in gone)
     assert sorted(os.listdir(done)) == before and verify_dataset(done) == []
-    assert end_staging(failed=True) == []   # forgotten once the command ended
+    assert end_job_outputs(failed=True) == []   # forgotten once the command ended
 
 
 def test_a_failed_job_takes_its_staged_rows_away(tmp_path, capsys):
