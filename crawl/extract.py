@@ -69,6 +69,14 @@ _FLATTEN = re.compile(rb"</?(?:div|span|section|article|font|b|i|u|em|strong|sma
                       re.I)
 
 
+def _html_parser():
+    parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
+    parser.set_element_class_lookup(etree.ElementDefaultClassLookup(
+        element=lxml.html.HtmlElement, comment=lxml.html.HtmlComment, pi=lxml.html.HtmlProcessingInstruction,
+        entity=lxml.html.HtmlEntity))
+    return parser
+
+
 def parse_html_checked(html: str):
     """(lxml document or None, note), with React's streamed content moved where a browser shows it
     (crawl/streamed_html.py). libxml2 stops reading at 256 levels of nesting and drops the
@@ -78,10 +86,10 @@ def parse_html_checked(html: str):
     if not data.strip():
         return None, None
     try:
-        parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
+        parser = _html_parser()
         doc, note = lxml.html.document_fromstring(data, parser=parser), None
         if any("Excessive depth" in e.message for e in parser.error_log):
-            parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, huge_tree=False)
+            parser = _html_parser()
             doc, note = lxml.html.document_fromstring(_FLATTEN.sub(b" ", data), parser=parser), "deep_nesting_flattened"
     except (etree.ParserError, ValueError, etree.XMLSyntaxError):
         return None, None

@@ -43,10 +43,10 @@ def tag_name(el) -> str:
     return el.tag.lower() if isinstance(el.tag, str) else ""
 
 
-def ancestors(el) -> list:
-    """`el` and its ancestors, nearest first (at most MAX_UP of them)."""
+def ancestors(el, limit: int = MAX_UP) -> list:
+    """`el` and its ancestors, nearest first (at most `limit` of them)."""
     out, a = [], el
-    while a is not None and len(out) < MAX_UP:
+    while a is not None and len(out) < limit:
         out.append(a)
         a = a.getparent()
     return out
@@ -62,7 +62,7 @@ def _root(blocks, weights, share: float):
     for b, w in zip(blocks, weights):
         if w <= 0:
             continue
-        chain = ancestors(b.el)
+        chain = b.ancestors()
         for k, a in enumerate(chain):
             acc[a] = acc.get(a, 0.0) + w
             depth[a] = len(chain) - k
@@ -79,14 +79,8 @@ def _levels_below(blocks, root) -> list[int]:
         return [-2] * len(blocks)
     out = []
     for b in blocks:
-        a, d, hit = b.el, 0, -1
-        while a is not None and d < MAX_UP:
-            if a is root:
-                hit = d
-                break
-            a = a.getparent()
-            d += 1
-        out.append(hit)
+        chain = b.ancestors()
+        out.append(chain.index(root) if root in chain else -1)   # elements compare by identity
     return out
 
 

@@ -36,7 +36,7 @@ again from the sure blocks only (article_region), so teasers that the repeated-i
 from __future__ import annotations
 
 from crawl.extract_groups import item_signature, repeated_items
-from crawl.extract_layout import ancestors, tag_name
+from crawl.extract_layout import tag_name
 
 SHARE = 0.8                 # the region holds at least this share of the kept words
 TEASER_HEAD_WORDS = 4       # a headline, not a user name or a "View details" button ...
@@ -93,7 +93,7 @@ def out_of_lists(blocks, keep: list[bool], teaser: list[bool], root):
         top = top.getparent()
     if top is None or top is root:
         return root
-    outside = [chain for chain in (ancestors(b.el) for b, k, t in zip(blocks, keep, teaser) if k and not t)
+    outside = [chain for chain in (b.ancestors() for b, k, t in zip(blocks, keep, teaser) if k and not t)
                if not any(a is root for a in chain)]
 
     def holds_more(el, inner) -> bool:   # a kept block under `el` and outside `inner`
@@ -149,7 +149,7 @@ def whole_sections(blocks, keep: list[bool], teaser: list[bool], root):
         if sig is None:
             break
         if holders is None:
-            holders = {a for b, k, t in zip(blocks, keep, teaser) if k and not t for a in ancestors(b.el)}
+            holders = {a for b, k, t in zip(blocks, keep, teaser) if k and not t for a in b.ancestors()}
         if not any(c is not top and c in holders and _section_signature(c) == sig for c in parent):
             break
         top = parent
@@ -172,9 +172,9 @@ def region_root(blocks, keep: list[bool], prob, share: float = SHARE, items: dic
     for i in kept:
         w = 0 if discount and teaser[i] else len(blocks[i].words)
         total += w
-        for a in ancestors(blocks[i].el):
+        for a in blocks[i].ancestors():
             held[a] = held.get(a, 0) + w
-    chain = ancestors(blocks[surest].el)
+    chain = blocks[surest].ancestors()
     return next((a for a in chain if held[a] >= share * total), chain[-1])
 
 
@@ -182,7 +182,7 @@ def _under(blocks, keep: list[bool], root) -> list[bool]:
     """`keep` with only the kept blocks under `root` (a new list; unchanged when root is None)."""
     if root is None:
         return list(keep)
-    return [k and any(a is root for a in ancestors(b.el)) for b, k in zip(blocks, keep)]
+    return [k and any(a is root for a in b.ancestors()) for b, k in zip(blocks, keep)]
 
 
 SURE = 0.95   # a block the classifier is this sure of anchors an article's region on its own

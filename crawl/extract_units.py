@@ -39,7 +39,7 @@ def listing_of(el):
 
 def _nearest(el, tag: str):
     """`el` or its ancestor within _UP levels with this tag, or None."""
-    return next((a for a in ancestors(el)[:_UP + 1] if tag_name(a) == tag), None)
+    return next((a for a in ancestors(el, _UP + 1) if tag_name(a) == tag), None)
 
 
 def _terms_before(dd) -> list:
@@ -92,7 +92,7 @@ def whole_units(blocks, keep: list[bool]) -> list[bool]:
 
 def _below(el, container, levels: int) -> bool:
     """Whether `container` is one of the `levels` nearest ancestors of `el`."""
-    return any(a is container for a in ancestors(el)[1:levels + 1])
+    return any(a is container for a in ancestors(el, levels + 1)[1:])
 
 
 def _container(el):

