@@ -17,6 +17,7 @@ import threading
 import time
 
 from corpus.cpus import usable_cpus
+from corpus.process_pools import close_pool
 from crawl.extract import Extraction, extract_page
 from crawl.render_policy import render_reason
 
@@ -109,13 +110,13 @@ class ExtractPool:
         with self._lock:
             broken, self._pool = self._pool, None
         if broken is not None:
-            broken.shutdown(wait=False, cancel_futures=True)
+            close_pool(broken, wait=False, cancel_futures=True)
 
     def close(self) -> None:
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            close_pool(pool, wait=True, cancel_futures=True)
 
 
 # One pool per process and size, kept across crawls: spawning workers and loading the model in

@@ -28,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator
 
 from corpus.errors import CidermillError
+from corpus.process_pools import close_pool
 from corpus.reader import ShardDataset, read_items
 from filters.chain import TextChain
 from pipelines.text_rows import alive, page_dicts, score_page
@@ -68,14 +69,9 @@ class _Pool:
         return _checked(self.executor.map(fn, items))
 
     def close(self) -> None:
-        """Shut the pool down. When a worker died, first kill every worker still alive: CPython
-        3.11's executor terminates the workers of a broken pool, but not one that a submit spawned
-        while it was doing so, and its shutdown then waits forever for that worker, blocked writing
-        a result nobody reads (about one run in ten of the killed-worker test hung so)."""
-        if self.executor._broken:
-            for proc in list((self.executor._processes or {}).values()):
-                proc.kill()
-        self.executor.shutdown()
+        """Shut the pool down, killing what a dead worker left behind first (corpus/process_pools.py:
+        about one run in ten of the killed-worker test hung in shutdown before)."""
+        close_pool(self.executor)
 
 
 class _Measured:
