@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+from itertools import repeat
 import re
 from dataclasses import dataclass, field
 
@@ -69,7 +70,7 @@ FEATURES: tuple[str, ...] = (
 _FI = {n: i for i, n in enumerate(FEATURES)}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Ctx:
     """What an element inherits from its ancestors."""
     depth: int = 0
@@ -225,8 +226,11 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
         if is_hidden(el, noscript_visible=True) or tag == "figcaption":
             add(el.tail)
             continue
-        parent_ctx = owners[-1][1] if ctx is None else ctx
-        my = _child_ctx(parent_ctx, el, tag)
+        kids = len(el)
+        # the context is read by the element's children, its blocks and its images: a childless
+        # inline element (a link, an <em>, a <br>) needs none
+        my = _child_ctx(owners[-1][1] if ctx is None else ctx, el, tag) \
+            if kids or tag in BLOCK_TAGS or tag == "img" else None
         if tag in BLOCK_TAGS:
             flush()
             owners.append((el, my))
@@ -243,7 +247,8 @@ def segment(doc, max_blocks: int = 20_000) -> Segmented:
             table_open[el] = len(blocks)
         add(el.text)
         stack.append((el, my, True))
-        stack.extend((c, my, False) for c in reversed(el))
+        if kids:
+            stack.extend(zip(reversed(el), repeat(my), repeat(False)))
     flush()
     return Segmented(blocks, images, tables)
 

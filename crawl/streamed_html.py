@@ -53,10 +53,16 @@ def _replace_with_children(target, src) -> None:
     src.drop_tree()                 # lxml keeps src's tail in place
 
 
+def _has_marker(raw: bytes) -> bool:
+    """Whether `raw` holds one of MARKERS. Each contains "$R" or "S:": two scans of the page find
+    most pages without any (six scans of a large page cost about 0.7 ms)."""
+    return (b"$R" in raw or b"S:" in raw) and any(m in raw for m in MARKERS)
+
+
 def apply_streamed_swaps(doc, raw: bytes | None = None) -> int:
     """Perform the page's React streaming swaps on `doc` in place; returns how many were done.
     `raw`: the page bytes, to skip pages without any swap call cheaply."""
-    if doc is None or (raw is not None and not any(m in raw for m in MARKERS)):
+    if doc is None or (raw is not None and not _has_marker(raw)):
         return 0
     calls = []
     for script in doc.iter("script"):
