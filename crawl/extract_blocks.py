@@ -320,13 +320,13 @@ def _block_own(r: list[float], b, i: int, n: int, chars_before: int, total_chars
 
 
 def _block_votes(r: list[float], b, i: int, n: int, votes: list[float], nwords: list[int], ld: list[float],
-                 main_set: set[str], com_n: str) -> None:
+                 main_set: set[str], com_votes: list[float]) -> None:
     """The peer's vote on this block and on its neighbours, with the neighbours' size and links."""
     w = b.words
     nw = len(w)
     r[_FI["vote_main"]] = votes[i]
     r[_FI["vote_main_words"]] = sum(map(main_set.__contains__, w)) / max(1, nw)
-    r[_FI["vote_comments"]] = 1.0 if nw and (" " + b.norm + " ") in com_n else 0.0
+    r[_FI["vote_comments"]] = com_votes[i] if nw else 0.0
     r[_FI["prev_vote"]] = votes[i - 1] if i > 0 else -1.0
     r[_FI["next_vote"]] = votes[i + 1] if i + 1 < n else -1.0
     r[_FI["prev2_vote"]] = votes[i - 2] if i > 1 else -1.0
@@ -351,6 +351,27 @@ def _block_containers(r: list[float], agg: dict[object, list[float]], ancestors:
             r[_FI[key + "_vote"]] = -1.0
 
 
+def _peer_votes(blocks, peer_n: str, peer_words: set[str]) -> list[float]:
+    """1.0 for each block whose words occur, in order and together, in a peer's text (`peer_n`: its
+    words space-joined and space-padded; `peer_words`: the same words as a set), else 0.0. A block
+    the peer kept has every word in that text (a cheap test most blocks fail), and the peer keeps
+    blocks in page order, so the search starts where the last found block ended and looks back only
+    when that fails: searching the whole text for every block made a 20,000-paragraph page quadratic."""
+    votes = []
+    at = 0
+    for b in blocks:
+        hit = 0.0
+        if all(map(peer_words.__contains__, b.words)):
+            needle = " " + b.norm + " "
+            k = peer_n.find(needle, at)
+            if k < 0:   # before `at` (a match there may end past it)
+                k = peer_n.find(needle, 0, at + len(needle) - 1)
+            if k >= 0:
+                hit, at = 1.0, k + len(needle) - 1   # the next needle may start at this one's last space
+        votes.append(hit)
+    return votes
+
+
 def features(seg: Segmented, main_text: str | None, comments_text: str | None, title: str | None) -> list[list[float]]:
     """One feature row per block (FEATURES order); main_text / comments_text are a peer's output."""
     blocks = seg.blocks
@@ -361,9 +382,8 @@ def features(seg: Segmented, main_text: str | None, comments_text: str | None, t
     main_set = set(main_n.split())
     com_n = " " + _norm_words(comments_text) + " "
     title_n = " " + _norm_words(title) + " "
-    # a block the peer kept has every word in its text (the word test is cheap; most blocks fail it)
-    votes = [1.0 if all(map(main_set.__contains__, b.words)) and (" " + b.norm + " ") in main_n else 0.0
-             for b in blocks]
+    votes = _peer_votes(blocks, main_n, main_set)
+    com_votes = _peer_votes(blocks, com_n, set(com_n.split()))
     nwords = [len(b.words) for b in blocks]
     ld = [b.link_chars / max(1, len(b.text)) for b in blocks]
     total_words = sum(nwords) or 1
@@ -382,7 +402,7 @@ def features(seg: Segmented, main_text: str | None, comments_text: str | None, t
         r[lay0:lay0 + len(LAYOUT_FEATURES)] = layout[i]
         _block_own(r, b, i, n, chars_before, total_chars, ld[i], title_n)
         chars_before += len(b.text)
-        _block_votes(r, b, i, n, votes, nwords, ld, main_set, com_n)
+        _block_votes(r, b, i, n, votes, nwords, ld, main_set, com_votes)
         _block_containers(r, agg, anc_ids[i])
         for name, v in page.items():
             r[_FI[name]] = v
