@@ -353,22 +353,34 @@ def _block_containers(r: list[float], agg: dict[object, list[float]], ancestors:
 
 def _peer_votes(blocks, peer_n: str, peer_words: set[str]) -> list[float]:
     """1.0 for each block whose words occur, in order and together, in a peer's text (`peer_n`: its
-    words space-joined and space-padded; `peer_words`: the same words as a set), else 0.0. A block
-    the peer kept has every word in that text (a cheap test most blocks fail), and the peer keeps
-    blocks in page order, so the search starts where the last found block ended and looks back only
-    when that fails: searching the whole text for every block made a 20,000-paragraph page quadratic."""
+    words space-joined and space-padded; `peer_words`: the same words as a set), else 0.0: the test
+    `" " + block.norm + " " in peer_n`, done on the word sequence. A block the peer kept has every
+    word in that text (a cheap test most blocks fail); the peer keeps blocks in page order, so the
+    words right after the last block found are tried first; otherwise only the places of the
+    block's rarest word are. Searching the whole text for every block made a long page quadratic."""
+    seq = peer_n.split()
+    places: dict[str, list[int]] | None = None   # word -> its positions in seq, built on the first miss
     votes = []
     at = 0
     for b in blocks:
-        hit = 0.0
-        if all(map(peer_words.__contains__, b.words)):
-            needle = " " + b.norm + " "
-            k = peer_n.find(needle, at)
-            if k < 0:   # before `at` (a match there may end past it)
-                k = peer_n.find(needle, 0, at + len(needle) - 1)
-            if k >= 0:
-                hit, at = 1.0, k + len(needle) - 1   # the next needle may start at this one's last space
-        votes.append(hit)
+        w = b.words
+        k = len(w)
+        hit = False
+        if k == 0:
+            hit = not seq            # the needle "  " is only in the empty text's "  "
+        elif all(map(peer_words.__contains__, w)):   # peer_words is set(seq): every word has places
+            if seq[at:at + k] == w:
+                start = at
+            else:
+                if places is None:
+                    places = {}
+                    for i, x in enumerate(seq):
+                        places.setdefault(x, []).append(i)
+                j = min(range(k), key=lambda j: len(places[w[j]]))
+                start = next((p - j for p in places[w[j]] if p >= j and seq[p - j:p - j + k] == w), -1)
+            if start >= 0:
+                hit, at = True, start + k
+        votes.append(1.0 if hit else 0.0)
     return votes
 
 
