@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import math
-from itertools import repeat
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from crawl.extract_layout import LAYOUT_FEATURES, ancestors, layout_features
 from crawl.visibility import is_hidden
