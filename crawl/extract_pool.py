@@ -91,26 +91,35 @@ class ExtractPool:
     def submit(self, task: tuple, fast: bool | None) -> cf.Future:
         """A Future of page_task(*task, fast); task: (html, url, render_mode)."""
         self.submitted += 1
+        pool = self._executor()
         try:
-            return self._executor().submit(page_task, *task, fast)
+            fut = pool.submit(page_task, *task, fast)
         except cf.process.BrokenProcessPool:
-            self._reset()
-            return self._executor().submit(page_task, *task, fast)
+            self._reset(pool)
+            pool = self._executor()
+            fut = pool.submit(page_task, *task, fast)
+        fut.cidermill_pool = pool   # which pool to reset if this page's worker dies
+        return fut
 
     def result(self, fut: cf.Future, task: tuple, fast: bool | None) -> tuple[str | None, Extraction | None]:
-        """The worker's page_task answer, or the same answer computed here if the worker died."""
+        """The worker's page_task answer, or the same answer computed here if the worker died (or
+        its pool was shut down because another worker of it died)."""
         try:
             return fut.result()
-        except cf.process.BrokenProcessPool:
-            self._reset()
+        except (cf.process.BrokenProcessPool, cf.CancelledError):
+            self._reset(getattr(fut, "cidermill_pool", None))
             self.redone += 1
             return page_task_here(*task, fast)
 
-    def _reset(self) -> None:
+    def _reset(self, broken: cf.ProcessPoolExecutor | None) -> None:
+        """Drop the pool `broken` (one whose worker died), if it is still the current one: host
+        threads that each see a page of that pool fail call this one after another, and a later
+        call must not shut down the fresh pool an earlier one's next submit started."""
         with self._lock:
-            broken, self._pool = self._pool, None
-        if broken is not None:
-            close_pool(broken, wait=False, cancel_futures=True)
+            if broken is None or self._pool is not broken:
+                return
+            self._pool = None
+        close_pool(broken, wait=False, cancel_futures=True)
 
     def close(self) -> None:
         with self._lock:
