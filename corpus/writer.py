@@ -40,7 +40,8 @@ def file_sha256(path: str) -> tuple[str, int]:
 
 def staging_dir(directory: str) -> str:
     """Where a distributed writer keeps its intermediate files (pipelines/shards_io.py); removed
-    when the dataset is finalised or prepared again, or by the command whose job failed (end_job_outputs)."""
+    once the job that wrote the dataset has finished (drop_finished_staging), when the dataset is
+    prepared again, or by the command whose job failed (end_job_outputs)."""
     return objectstore.join(directory, _STAGING)
 
 
@@ -64,21 +65,47 @@ def note_job_output(directory: str) -> None:
     _NOTED.add(directory)
 
 
+def noted_outputs() -> set[str]:
+    """The outputs noted so far by this process's jobs (a copy)."""
+    return set(_NOTED)
+
+
 def end_job_outputs(failed: bool) -> list[str]:
-    """When a command ends: forget the noted outputs; if it failed, first take away what its job
+    """When a command ends: forget the noted outputs. If it failed, first take away what its job
     left in each one that has no manifest (so it did not finish): the staging area (rows that no
     manifest names, as many bytes as the output), shard files written before the failure (a reader
     that globs part-*.arrow, as pyarrow.dataset does, would take them for a dataset), temporary
-    shard files and the report. An output with a manifest is a finished dataset and is left alone.
-    -> the paths removed."""
+    shard files and the report. An output with a manifest is a finished dataset: only its staging
+    area goes, if still there (drop_finished_staging). -> the paths removed."""
     gone: list[str] = []
-    for d in sorted(_NOTED) if failed else ():
+    for d in sorted(_NOTED):
         try:
-            gone += _remove_unfinished(d)
-        except Exception:  # noqa: BLE001  (best effort after a failure; a rerun's prepare removes them too)
+            gone += _remove_unfinished(d) if failed else drop_finished_staging(d)
+        except Exception:  # noqa: BLE001  (best effort; a rerun's prepare removes them too)
             continue
     _NOTED.clear()
     return gone
+
+
+def drop_finished_staging(directory: str) -> list[str]:
+    """The staging area of a dataset whose manifest exists, once the job that wrote it has finished
+    -> the paths removed. Not earlier, in the job's own manifest step: a distributed runner may run
+    a shard's writer again after that step (Dask recomputes the results a killed worker held that
+    the driver had not fetched yet: the manifest step's, and with it the writer's), and the writer
+    reads its rows from the staged blobs."""
+    remote = objectstore.is_remote(directory)
+    if not (objectstore.exists(manifest_path(directory)) if remote else os.path.isfile(manifest_path(directory))):
+        return []
+    st = staging_dir(directory)
+    if remote:
+        if _STAGING not in objectstore.listdir(directory):
+            return []
+        objectstore.remove(st, recursive=True)
+    else:
+        if not os.path.isdir(st):
+            return []
+        shutil.rmtree(st, ignore_errors=True)
+    return [st]
 
 
 def _remove_unfinished(directory: str) -> list[str]:
@@ -248,8 +275,10 @@ def _prepare_remote(directory: str, kind: str, job: str | None, overwrite: bool)
 
 
 def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Iterable[ShardInfo],
-                     provenance: dict[str, Any]) -> Manifest:
-    """Fill gaps with empty shards, drop stale part files, then write the manifest (commit point)."""
+                     provenance: dict[str, Any], drop_staging: bool = True) -> Manifest:
+    """Fill gaps with empty shards, drop stale part files, then write the manifest (commit point).
+    `drop_staging=False` (a Beam job's manifest step) leaves the staging area to
+    drop_finished_staging, after the job."""
     shards = sorted(shards, key=lambda s: s.path)
     by_index = {int(s.path[5:10]): s for s in shards}
     n = (max(by_index) + 1) if by_index else 1
@@ -260,7 +289,7 @@ def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Itera
         for e in objectstore.listdir(directory):
             if (_PART_RE.match(e) and e not in keep) or e.startswith(".part-"):
                 objectstore.remove(objectstore.join(directory, e))
-            elif e == _STAGING:
+            elif e == _STAGING and drop_staging:
                 objectstore.remove(staging_dir(directory), recursive=True)
         manifest = Manifest(kind=kind, schema=schema, shards=full, provenance=provenance)
         write_manifest(directory, manifest)
@@ -269,7 +298,7 @@ def finalize_dataset(directory: str, kind: str, schema: pa.Schema, shards: Itera
         if os.path.basename(p) not in keep:
             os.remove(p)
     st = staging_dir(directory)
-    if os.path.isdir(st):
+    if drop_staging and os.path.isdir(st):
         shutil.rmtree(st, ignore_errors=True)
     manifest = Manifest(kind=kind, schema=schema, shards=full, provenance=provenance)
     write_manifest(directory, manifest)

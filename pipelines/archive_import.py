@@ -26,7 +26,7 @@ from crawl.identity import BOT_TOKEN
 from crawl.mbox import iter_mbox_pages, mbox_ranges
 from crawl.warc import iter_warc_pages
 from crawl.warc_records import warc_ranges
-from pipelines.beam_options import pipeline_options
+from pipelines.beam_options import beam_job
 from pipelines.crawl_pipeline import DedupeById
 from pipelines.shards_io import WriteShards
 
@@ -55,7 +55,7 @@ def import_pages(items: list, reader: Reader, out_dir: str, beam_args: Sequence[
     """Work items -> OUT/pages and its report; (pages dir, report summary)."""
     pages_dir = objectstore.join(out_dir if objectstore.is_remote(out_dir) else os.path.abspath(out_dir), "pages")
     with tempfile.TemporaryDirectory(prefix="cidermill-import-") as tmp:
-        with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+        with beam_job(beam_args) as p:
             read_out = (p | beam.Create(items) | beam.Reshuffle()
                         | "Read" >> beam.FlatMap(functools.partial(_read_item, reader))
                         .with_outputs("skipped", main="pages"))

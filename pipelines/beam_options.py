@@ -5,8 +5,9 @@ the Prism binary, which cannot work offline. Any --runner given wins.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from corpus.errors import CidermillError
 
@@ -73,10 +74,24 @@ def pipeline_options(beam_args: Sequence[str] | None = None, **overrides):
     return opts
 
 
-def run_pipeline(build, beam_args: Sequence[str] | None = None):
-    """Build with `build(pipeline)` and run to completion; returns the pipeline result."""
+@contextlib.contextmanager
+def beam_job(beam_args: Sequence[str] | None = None) -> Iterator:
+    """`with beam.Pipeline(options=pipeline_options(beam_args)) as p`, and once the job has run,
+    the staging areas of the datasets it finished go (corpus/writer.py drop_finished_staging): only
+    then, since a distributed runner may rerun a shard writer, which reads them, until the driver
+    has every result."""
     import apache_beam as beam
 
+    from corpus.writer import drop_finished_staging, noted_outputs
+    before = noted_outputs()
     with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+        yield p
+    for d in sorted(noted_outputs() - before):
+        drop_finished_staging(d)
+
+
+def run_pipeline(build, beam_args: Sequence[str] | None = None):
+    """Build with `build(pipeline)` and run to completion; returns the pipeline result."""
+    with beam_job(beam_args) as p:
         build(p)
     return p

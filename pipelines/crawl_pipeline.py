@@ -47,7 +47,7 @@ from corpus.writer import DatasetWriter, finalize_dataset, place_shard_file, pre
 from crawl.crawler import CrawlConfig, close_shared, now_iso, shared_crawler
 from crawl.frontier import Frontier, FrontierConfig
 from crawl.log_schema import CRAWL_LOG, FRONTIER, LINKS
-from pipelines.beam_options import normalise_args, pipeline_options
+from pipelines.beam_options import beam_job, normalise_args
 from pipelines.crawl_publish import (STATE_NAME, check_publish, default_work_dir, drop_store_wave, fetch_wave,
                                      prune_store_work, publish_run, store_wave_dir)
 from pipelines.shards_io import WriteShards
@@ -128,7 +128,7 @@ def run_wave_beam(wave_dir: str, wave: int, entries: list[dict], config: CrawlCo
     slots: dict[int, list[dict]] = {}
     for e in entries:
         slots.setdefault(bucket_of(e["host"], n), []).append(e)
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+    with beam_job(beam_args) as p:
         outs = (p
                 | "Slots" >> beam.Create(sorted(slots.items()))
                 | "Crawl" >> beam.ParDo(CrawlWaveFn(config.to_json(), wave, objectstore.join(where, "partial")))

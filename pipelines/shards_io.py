@@ -127,7 +127,8 @@ class WriteShards(beam.PTransform):
         out_dir, kind, schema, prov = self.out_dir, self.kind, self.schema, self.provenance
         return (infos
                 | "Collect" >> beam.combiners.ToList()
-                | "Manifest" >> beam.Map(lambda shards: finalize_dataset(out_dir, kind, schema, shards, prov)))
+                | "Manifest" >> beam.Map(lambda shards: finalize_dataset(out_dir, kind, schema, shards, prov,
+                                                                         drop_staging=False)))
 
 
 class _ReadShard(beam.DoFn):

@@ -238,7 +238,7 @@ def _beam(cfg: SynthConfig, out_dir: str, provenance: dict, beam_args: Sequence[
           overwrite: bool) -> None:
     import apache_beam as beam
 
-    from pipelines.beam_options import pipeline_options
+    from pipelines.beam_options import beam_job
     from pipelines.report_io import WriteReport
     from pipelines.shards_io import ReadShards, WriteShards
 
@@ -252,7 +252,7 @@ def _beam(cfg: SynthConfig, out_dir: str, provenance: dict, beam_args: Sequence[
             yield beam.pvalue.TaggedOutput("drops", d)
         yield beam.pvalue.TaggedOutput("stats", row_stats(kind, rows, drops))
 
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+    with beam_job(beam_args) as p:
         chunks = [(lo, min(cfg.n, lo + CHUNK)) for lo in range(0, cfg.n, CHUNK)]
         gen_out = (p | "Chunks" >> beam.Create(chunks) | "Spread" >> beam.Reshuffle()
                    | "Generate" >> beam.FlatMap(gen).with_outputs("stats", "drops", main="rows"))

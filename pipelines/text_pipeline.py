@@ -195,8 +195,8 @@ def run_on_beam(pages_dir: str, out_dir: str, cfg: dict[str, Any], beam_args: Se
                 rejected_dir: str | None, provenance: dict[str, Any], overwrite: bool = False,
                 target_bytes: int | None = None) -> None:
     """Build the text pipeline and run it to completion on the runner `beam_args` name."""
-    from pipelines.beam_options import pipeline_options  # noqa: PLC0415
+    from pipelines.beam_options import beam_job  # noqa: PLC0415
 
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+    with beam_job(beam_args) as p:
         build_text_pipeline(p, pages_dir, out_dir, cfg, rejected_dir=rejected_dir, provenance=provenance,
                             overwrite=overwrite, target_bytes=target_bytes)

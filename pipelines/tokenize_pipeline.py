@@ -11,7 +11,7 @@ from corpus.provenance import make_provenance
 from corpus.reader import ShardDataset
 from corpus.report import ReportStats
 from corpus.schemas import TOKENS
-from pipelines.beam_options import pipeline_options
+from pipelines.beam_options import beam_job
 from pipelines.report_io import WriteReport
 from pipelines.shards_io import ReadShards, WriteShards
 
@@ -63,7 +63,7 @@ def run_tokenize(in_dir: str, out_dir: str, tokenizer_path: str, source: str | N
     config = {"tokenizer": os.path.abspath(tokenizer_path), "source": source, "mixture": mixture,
               "text_field": text_field, "max_chars": max_chars}
     prov = make_provenance("tokens", config, [in_dir])
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+    with beam_job(beam_args) as p:
         res = (p | ReadShards(in_dir, columns=[id_field, text_field])
                | beam.BatchElements(min_batch_size=16, max_batch_size=256)
                | beam.ParDo(_Tokenize(tokenizer_path, source, mixture, text_field, id_field, max_chars))

@@ -20,7 +20,7 @@ from corpus.provenance import make_provenance
 from corpus.report import ReportStats, read_report
 from corpus.schemas import VERIFIED
 from corpus.writer import DEFAULT_TARGET_BYTES
-from pipelines.beam_options import pipeline_options
+from pipelines.beam_options import beam_job
 from pipelines.report_io import WriteReport
 from pipelines.shards_io import WriteShards
 
@@ -223,7 +223,7 @@ def run_verified(kind: str, n: int, out_dir: str, seed: int = 0, beam_args: Sequ
     if cfg.process_out and os.path.abspath(cfg.process_out) == os.path.abspath(out_dir):
         raise ConfigError("--process-out must differ from --out")
     provenance = make_provenance("verified", config=asdict(cfg), inputs=list(cfg.eval_sets))
-    with beam.Pipeline(options=pipeline_options(beam_args)) as p:
+    with beam_job(beam_args) as p:
         _ = p | "VerifiedSynth" >> VerifiedSynth(cfg, out_dir, provenance, target_bytes, overwrite)
     stats = read_report(out_dir)
     st = stats.stages.get(STAGE[kind])

@@ -8,15 +8,15 @@ import pytest
 from corpus.manifest import read_manifest
 from corpus.reader import open_dataset
 from corpus.verify import verify_dataset
-from pipelines.beam_options import pipeline_options
-from pipelines.shards_io import ReadShards, WriteShards
+from pipelines.beam_options import beam_job, pipeline_options
+from pipelines.shards_io import ReadShards, WriteShards, _WriteShard
 
 SCHEMA = pa.schema([("id", pa.string()), ("text", pa.string()), ("n", pa.int64())])
 ROWS = [{"id": f"d{i:05d}", "text": "lorem " * (i % 50), "n": i} for i in range(3000)]
 
 
 def _write(out, args, rows=ROWS):
-    with beam.Pipeline(options=pipeline_options(args)) as p:
+    with beam_job(args) as p:  # as every cidermill verb runs its Beam job
         _ = p | beam.Create(rows) | WriteShards(out, "documents", SCHEMA, target_bytes=100_000)
 
 
@@ -49,6 +49,50 @@ def test_writer_blobs_are_staged_by_content_and_gone_after_the_manifest(tmp_path
     _write(str(out), ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])  # over the leftovers
     assert not os.path.exists(staging_dir(str(out))) and verify_dataset(str(out)) == []
     assert sorted(r["id"] for r in open_dataset(str(out)).iter_rows(["id"])) == [r["id"] for r in ROWS]
+
+
+def test_a_shard_writer_run_again_after_the_manifest_step_finds_its_rows(tmp_path):
+    """Dask recomputes what a killed worker held that the driver had not fetched yet: the manifest
+    step's result, and with it the shard writers before it. So the job's manifest step leaves the
+    staged blobs in place; a writer run again then writes the same shard bytes, and the blobs go
+    once the job has run (beam_job, or the command's end)."""
+    from corpus.writer import (
+        drop_finished_staging,
+        end_job_outputs,
+        note_job_output,
+        staging_dir,
+    )
+    out = str(tmp_path / "a")
+    with beam.Pipeline(options=pipeline_options([])) as p:  # the job alone, without beam_job's cleanup
+        _ = p | beam.Create(ROWS) | WriteShards(out, "documents", SCHEMA, target_bytes=100_000)
+    m = read_manifest(out)
+    assert len(m.shards) > 2 and verify_dataset(out) == []
+    staged = sorted(os.listdir(staging_dir(out)))
+    shard = m.shards[1]
+    index = int(shard.path[5:10])
+    before = open(os.path.join(out, shard.path), "rb").read()
+    # the blobs of that shard: the ones whose rows all hash to it
+    from corpus.keyed_shards import HASH
+    from corpus.writer import staged_bytes
+    from pipelines.shards_io import _table
+    names = [n for n in staged if set(int(h) % len(m.shards) for h in _table(staged_bytes(out, n)).column(HASH).to_pylist())
+             == {index}]
+    again = list(_WriteShard(out, SCHEMA).process((index, names)))
+    assert [i.path for i in again] == [shard.path] and open(os.path.join(out, shard.path), "rb").read() == before
+    assert names and verify_dataset(out) == []
+    assert drop_finished_staging(out) == [staging_dir(out)] and not os.path.exists(staging_dir(out))
+    assert drop_finished_staging(out) == []
+    # an unfinished output keeps its staging area for end_job_outputs(failed=True) to judge
+    unfinished = str(tmp_path / "b")
+    os.makedirs(staging_dir(unfinished))
+    assert drop_finished_staging(unfinished) == [] and os.path.isdir(staging_dir(unfinished))
+    # the command's end drops a finished output's staging area too (a job run without beam_job)
+    with beam.Pipeline(options=pipeline_options([])) as p:
+        _ = p | beam.Create(ROWS[:100]) | WriteShards(str(tmp_path / "c"), "documents", SCHEMA)
+    assert os.path.isdir(staging_dir(str(tmp_path / "c")))
+    note_job_output(str(tmp_path / "c"))
+    assert staging_dir(str(tmp_path / "c")) in end_job_outputs(failed=False)
+    assert not os.path.exists(staging_dir(str(tmp_path / "c"))) and verify_dataset(str(tmp_path / "c")) == []
 
 
 def test_read_shards_roundtrip(tmp_path):
