@@ -14,9 +14,13 @@ Jobs (each a `cidermill text` run as a subprocess with a stage list):
   text   input, c4_lines, langid, gopher, repetition   (per-document work)
   dedup  input, dedup (exact + MinHash near)            (shuffle-heavy)
 Modes: inprocess (FnApiRunner, 1 process), mp2 (--direct_running_mode=multi_processing
---direct_num_workers=2), dask1 / dask2 (--runner dask, a local cluster of 1 / 2 worker processes);
-for text and dedup also local / local2 (`cidermill text`'s own engine without Beam, the default
-with no Beam option, in one process or with --workers 2: `--modes local,local2 --merge`).
+--direct_num_workers=2), dask1 / dask2 (--runner dask, a local cluster of 1 / 2 worker processes
+that the command starts and stops); for text and dedup also local / local2 (`cidermill text`'s own
+engine without Beam, the default with no Beam option, in one process or with --workers 2: `--modes
+local,local2 --merge`) and cluster1 / cluster2 (a `dask scheduler` and `dask worker --nworkers 1 / 2
+--nthreads 1` on 127.0.0.1, started fresh and ready before each timed command, which is sent to it
+with --dask_client_address, as jobs reach a standing cluster; the cluster's processes' CPU during
+the command and their memory count in the run's figures).
 Per run: wall seconds, CPU seconds of the whole process tree (getrusage of reaped children), peak
 RSS of the tree and of its largest single process (sampled from /proc every 0.2 s), and whether the
 output shards are byte-identical to the in-process run's; where the CPU went: the driver process
@@ -70,7 +74,12 @@ MODES["extract2"] = ["--runner=FnApiRunner"]  # crawl only: in-process runner, 2
 # --workers auto, would pick by itself)
 MODES["local"] = ["--workers=1"]
 MODES["local2"] = ["--workers=2"]
-BASELINE = {"mp2": "inprocess", "dask2": "dask1", "extract2": "inprocess", "local2": "local"}
+# text and dedup only: a Dask cluster started before the timed command (`dask scheduler` + `dask
+# worker --nworkers N --nthreads 1` on 127.0.0.1, as the issue measured it and as a cluster runs:
+# up before the jobs), the job sent to it with --dask_client_address; a fresh cluster per run
+CLUSTER = {"cluster1": 1, "cluster2": 2}
+MODES.update({m: ["--runner=dask"] for m in CLUSTER})
+BASELINE = {"mp2": "inprocess", "dask2": "dask1", "extract2": "inprocess", "local2": "local", "cluster2": "cluster1"}
 CRAWL_HOSTS = 8
 
 
@@ -194,17 +203,70 @@ def _own_cpu(pid: int, default: float) -> float:
         return default
 
 
-def measure(cmd: list[str]) -> dict:
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+
+
+class Cluster:
+    """`dask scheduler` and `dask worker --nworkers n --nthreads 1` on 127.0.0.1, started and ready
+    (every worker registered) before a timed run, stopped after it. Its processes' CPU during the
+    run counts in the run's CPU, and their memory in its peaks (measure's `also`)."""
+
+    def __init__(self, scratch: str, n: int):
+        import socket
+        with socket.socket() as sock:  # a free loopback port
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        dask = os.path.join(os.path.dirname(sys.executable), "dask")
+        self.address = f"127.0.0.1:{port}"
+        env = dict(_env(), MALLOC_ARENA_MAX="2")  # as `cidermill` sets it for the workers it starts
+        self.log = open(os.path.join(scratch, "cluster.log"), "ab")
+        host = "127.0.0.1"
+        self.procs = [subprocess.Popen([dask, "scheduler", "--host", host, "--port", str(port), "--no-dashboard"],
+                                       env=env, cwd=scratch, stdout=self.log, stderr=self.log, start_new_session=True)]
+        self.procs.append(subprocess.Popen(
+            [dask, "worker", f"tcp://{self.address}", "--nworkers", str(n), "--nthreads", "1", "--host", host,
+             "--no-dashboard", "--local-directory", scratch],
+            env=env, cwd=scratch, stdout=self.log, stderr=self.log, start_new_session=True))
+        from dask.distributed import Client
+        with Client(f"tcp://{self.address}", timeout=60) as c:
+            c.wait_for_workers(n, timeout=120)
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def close(self) -> None:
+        import signal
+        for p in reversed(self.procs):
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        self.log.close()
+
+
+def measure(cmd: list[str], also: list[int] = ()) -> dict:
     """Run `cmd`; wall, CPU of the tree, peak RSS of the tree and of its largest process, and where
     the CPU went: the driver process (the runner, Dask's scheduler and client) against the others
     (Beam's SDK workers, Dask's workers), and how many cores the tree kept busy (CPU-s over wall,
-    and the share of 0.2 s samples in which it used 1.5 cores or more)."""
+    and the share of 0.2 s samples in which it used 1.5 cores or more). `also`: processes started
+    before (a Dask cluster's), whose trees count with the command's: their CPU from the command's
+    start to its end, their memory in the peaks."""
     from proctree import _descendants, _table
 
+    t = _table()
+    outside = {q for a in also for q in [a, *_descendants(a, t)] if q in t}
+    cpu_at_start = {q: _own_cpu(q, 0.0) for q in outside}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1"))
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     peak = {"tree": 0.0, "proc": 0.0}
     cpu_of: dict[int, float] = {}  # pid -> last CPU seconds seen (the tree's processes)
     busy = {"samples": 0, "two": 0}
@@ -213,13 +275,14 @@ def measure(cmd: list[str]) -> dict:
         last_t, last_cpu = time.time(), 0.0
         while p.poll() is None:
             t = _table()
-            pids = [q for q in [p.pid, *_descendants(p.pid, t)] if q in t]
+            pids = [q for q in [p.pid, *_descendants(p.pid, t), *(d for a in also for d in [a, *_descendants(a, t)])]
+                    if q in t]
             rss = [t[q][2] / 2**20 for q in pids]
             if rss:
                 peak["tree"] = max(peak["tree"], sum(rss))
                 peak["proc"] = max(peak["proc"], max(rss))
             for q in pids:
-                cpu_of[q] = _own_cpu(q, cpu_of.get(q, 0.0))
+                cpu_of[q] = _own_cpu(q, cpu_of.get(q, 0.0)) - cpu_at_start.get(q, 0.0)
             now, cpu = time.time(), sum(cpu_of.values())
             if now > last_t and cpu_of:
                 busy["samples"] += 1
@@ -232,7 +295,10 @@ def measure(cmd: list[str]) -> dict:
     wall = time.time() - t0
     th.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for q in outside:  # the cluster's processes, which outlive the command: their CPU at its end
+        cpu_of[q] = _own_cpu(q, cpu_of.get(q, 0.0) + cpu_at_start[q]) - cpu_at_start[q]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu += sum(cpu_of.get(q, 0.0) for q in outside)
     if p.returncode != 0:
         raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd)}\n{err[-3000:]}")
     others = sorted((c for q, c in cpu_of.items() if q != p.pid and c >= 0.5), reverse=True)
@@ -320,8 +386,16 @@ def text_job_rows(args, job: str, pages: str, n_docs: int, start: dict, other_ro
             cmd = [sys.executable, "-m", "pipelines.cli", "text", "--in", pages, "--out", outs[mode], "--config", cfg,
                    "--no-rejected", "--overwrite", *MODES[mode]]
             traffic = os.path.join(args.scratch, f"traffic-{job}-{mode}.json")
-            run = measure(cmd + ([f"--dask_traffic_json={traffic}"] if mode.startswith("dask") else []))
-            if mode.startswith("dask"):
+            dask = mode.startswith("dask") or mode in CLUSTER
+            cluster = Cluster(args.scratch, CLUSTER[mode]) if mode in CLUSTER else None
+            try:
+                run = measure(cmd + ([f"--dask_traffic_json={traffic}"] if dask else [])
+                              + ([f"--dask_client_address={cluster.address}"] if cluster else []),
+                              also=cluster.pids if cluster else [])
+            finally:
+                if cluster:
+                    cluster.close()
+            if dask:
                 run.update(moved_between_workers(traffic))
             runs[mode].append(run)
             print(f"  {job:<6} {mode:<10} round {k + 1} {run}", flush=True)
@@ -556,7 +630,7 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
                                      f"{c['chain_alone_cpu_s']})",
                              "figure": f"{c['chain_two_vs_one']:.2f}x", "target": "(ceiling for the text job)"})
     for job, target in (("text", ">= 1.7x"), ("dedup", ">= 1.6x"), ("images", "(context)")):
-        for mode in ("mp2", "dask2", "local2"):
+        for mode in ("mp2", "dask2", "cluster2", "local2"):
             if (job, mode) in by and by[(job, mode)]["speedup"]:
                 headline.append({"what": f"{job} job, 2 workers vs 1 ({mode})",
                                  "figure": f"{by[(job, mode)]['speedup']:.2f}x", "target": target})
@@ -581,7 +655,8 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
                                  "peak RSS of all processes",
                          "figure": f"{r['peak_tree_mb'] / 1024:.2f} GB ({r['wall_s']:.0f} s, {r['cpu_s']:.0f} CPU-s)",
                          "target": "<= 4 GB at 1,000,000 documents"})
-    worst = max((r["peak_proc_mb"] for r in rows if r["mode"] in ("mp2", "dask2") and r["job"] in ("text", "dedup")),
+    worst = max((r["peak_proc_mb"] for r in rows if r["mode"] in ("mp2", "dask2", "cluster2")
+                 and r["job"] in ("text", "dedup")),
                 default=None)
     if worst is not None:
         headline.append({"what": "peak RSS of the largest process, 2-worker runs", "figure": f"{worst} MB",
