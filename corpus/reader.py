@@ -161,23 +161,36 @@ def open_dataset(directory: str) -> ShardDataset:
     return ShardDataset(directory)
 
 
-# Rows one read work item covers (a shard is cut into several). Small enough that the items of a job
-# balance over workers: Beam's multi_processing runner splits a stage's input among its workers by
-# element count, and a Dask partition holds whole items, so items of 1,024, 1,024 and 352 rows left
-# one of two workers with up to twice the other's rows (worker CPU 36.8 against 19.3 s in one run).
-# 256-row items still left the two workers of the 12,000-document text chain 33.9 and 28.0 CPU-s:
-# documents differ in cost, and a static split evens out only over many items. At 64 rows the job
-# took 27.6-29.1 s against 31.0-31.5 s (in-process 44.5 s), the local engine's 2 workers 21.6 s
-# against 23.5 s, with the same shard bytes.
-ROWS_PER_READ_ITEM = 64
+# Bytes of shard file one read work item covers (a shard is cut into several). Work items are cut
+# by bytes, not rows: the per-document work of a job grows with a document's length, and the shards
+# of a real dataset differ in it (12,000 Debian chunks: 64-row items held 0.1 to 0.6 MB of text, and
+# a Dask partition of 24 such items took 1.5 s or 5.8 s by its bytes). Beam's multi_processing runner
+# splits a stage's input among its workers by element count and a Dask partition holds whole items,
+# so items of equal cost are what balances them; a static split evens out only over many items, hence
+# small ones (1,024-row items once left one of two workers 36.8 CPU-s against the other's 19.3).
+ITEM_BYTES = 256 << 10
+MAX_ROWS_PER_ITEM = 4096  # a dataset of tiny rows still gets several items per shard
 
 
-def read_items(dataset: ShardDataset, rows_per_item: int = ROWS_PER_READ_ITEM) -> list[tuple[int, int, int]]:
-    """(shard, start, stop) row ranges covering the dataset. Work items smaller than a shard let
-    a dataset of a few large shards spread over every worker (Beam's, or the local engine's
-    processes); the order of rows never matters, writers sort by key."""
+def read_items(dataset: ShardDataset, rows_per_item: int | None = None,
+               item_bytes: int = ITEM_BYTES) -> list[tuple[int, int, int]]:
+    """(shard, start, stop) row ranges covering the dataset: each about `item_bytes` of its shard
+    file (the shard's bytes per row, from the manifest, times its rows), or `rows_per_item` rows
+    each when given. Work items smaller than a shard let a dataset of a few large shards spread
+    over every worker (Beam's, or the local engine's processes); the order of rows never matters,
+    writers sort by key."""
     items = []
     for k, info in enumerate(dataset.manifest.shards):
-        for start in range(0, info.rows, rows_per_item):
-            items.append((k, start, min(start + rows_per_item, info.rows)))
+        step = rows_per_item or _rows_for(info.rows, info.bytes, item_bytes)
+        for start in range(0, info.rows, step):
+            items.append((k, start, min(start + step, info.rows)))
     return items
+
+
+def _rows_for(rows: int, nbytes: int, item_bytes: int) -> int:
+    """Rows of a shard of `rows` rows and `nbytes` bytes that make about `item_bytes`, cut into
+    equal items (so a shard never ends in a sliver)."""
+    if rows <= 0:
+        return 1
+    n_items = max(1, round(nbytes / max(1, item_bytes)), -(-rows // MAX_ROWS_PER_ITEM))
+    return max(1, -(-rows // n_items))

@@ -125,3 +125,33 @@ def test_random_access_into_a_truncated_shard_is_a_shard_error(tmp_path):
     assert ds[m.shards[0].rows]["id"] == f"doc-{m.shards[0].rows:04d}"  # other shards still read
     with pytest.raises(ShardError, match="unreadable shard"):
         ds[0]
+
+
+def test_read_items_hold_about_equal_bytes_whatever_the_rows(tmp_path):
+    """Work items are cut by bytes: a shard of long documents gives more, shorter items than one of
+    short documents, so items cost about the same to score; every row is in exactly one item."""
+    from corpus.reader import ShardDataset, read_items
+    schema = pa.schema([("id", pa.string()), ("text", pa.string())])
+    from corpus.writer import finalize_dataset, prepare_output_dir, write_shard_file
+    d = str(tmp_path / "d")
+    prepare_output_dir(d, "pages")
+    infos = [write_shard_file(d, 0, pa.Table.from_pylist([{"id": f"long{i}", "text": "word " * 2000}
+                                                         for i in range(200)], schema=schema)),
+             write_shard_file(d, 1, pa.Table.from_pylist([{"id": f"short{i}", "text": "word " * 20}
+                                                         for i in range(2000)], schema=schema))]
+    finalize_dataset(d, "pages", schema, infos, {})
+    ds = ShardDataset(d)
+    shards = ds.manifest.shards
+    assert len(shards) == 2 and shards[0].bytes > 5 * shards[1].bytes
+    items = read_items(ds, item_bytes=200_000)
+    per_shard = {k: [b - a for kk, a, b in items if kk == k] for k in (0, 1)}
+    assert len(per_shard[0]) > len(per_shard[1]) >= 1 and max(per_shard[0]) < min(per_shard[1])
+    for k, info in enumerate(shards):  # contiguous, complete, sizes within one row of each other
+        spans = [(a, b) for kk, a, b in items if kk == k]
+        assert spans[0][0] == 0 and spans[-1][1] == info.rows
+        assert all(b1 == a2 for (_, b1), (a2, _) in zip(spans, spans[1:]))
+        assert max(b - a for a, b in spans) - min(b - a for a, b in spans) <= 1
+        bytes_per_item = info.bytes * max(b - a for a, b in spans) / info.rows
+        assert 100_000 < bytes_per_item < 400_000
+    assert read_items(ds, rows_per_item=64) == [(k, s, min(s + 64, i.rows)) for k, i in enumerate(shards)
+                                                for s in range(0, i.rows, 64)]

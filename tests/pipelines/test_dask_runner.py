@@ -364,3 +364,14 @@ def test_jobs_name_the_files_their_workers_open(tmp_path):
         "/c/clip.safetensors"]
     assert ClipScoreDoFn(ImagesConfig(clip_model="ViT-B-32"), str).file_paths() == []
     assert _WarcRecords(["/w/a.warc.gz"], ImagesConfig().fetch).file_paths() == ["/w/a.warc.gz"]
+
+
+def test_a_created_collection_splits_into_partitions_within_one_item_of_each_other():
+    """dask.bag.from_sequence cuts 194 items into 8 partitions of 24 and a ninth of 2: two workers
+    then run 5 and 4 partitions. The runner's split has exactly min(items, N) partitions."""
+    from pipelines.runners.dask_runner import _even_bag
+    for n_items, n in [(194, 8), (7, 8), (8, 8), (1000, 3), (1, 4)]:
+        bag = _even_bag(list(range(n_items)), n)
+        parts = bag.map_partitions(lambda p: [len(p)]).compute(scheduler="sync")
+        assert len(parts) == min(n_items, n) and max(parts) - min(parts) <= 1 and sum(parts) == n_items
+        assert sorted(bag.compute(scheduler="sync")) == list(range(n_items))
