@@ -8,6 +8,8 @@
   for `Cider` or for `CiderBot` is not one for `CiderBot-Extended` or `CiderBot`, and a line
   written `CiderBot/1.0` names CiderBot (its product token). A page the opt-out
   token may not fetch is still crawled for links but marked training_allowed=false.
+- Keys written loosely keep their rules, as Google's open-source parser reads them: "useragent"
+  and "user agent", and a key parted from its one-word value by spaces ("Disallow /private/").
 - Entries are cached per origin with a TTL; the cache is thread-safe.
 """
 from __future__ import annotations
@@ -26,6 +28,12 @@ from crawl.urls import origin_of
 
 MAX_ROBOTS_BYTES = 500 * 1024
 _UA_LINE = re.compile(r"^([ \t]*user-agent[ \t]*:[ \t]*)([^#\s]+)[^#\n]*", re.I | re.M)
+# Keys as real files write them and Google's open-source parser reads them: "useragent" and
+# "user agent" for user-agent, and a key parted from its one-word value by spaces instead of a colon
+# ("Disallow /private/"). Read strictly, such a line is dropped, and the rule it states with it.
+_LOOSE_KEY = re.compile(r"^([ \t]*)(user[ \t]?-?[ \t]?agent|allow|disallow|crawl-delay|sitemap)"
+                        r"(?:[ \t]*:|[ \t]+(?=[^\s:#]\S*[ \t]*(?:#[^\n]*)?$))", re.I | re.M)
+_UA_SPELLINGS = re.compile(r"user[ \t]?-?[ \t]?agent", re.I)
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
 
 
@@ -70,7 +78,12 @@ def parse_robots(origin: str, text: str, status: int = 200) -> RobotsEntry:
         agents.add(token.lower())
         return m.group(1) + token
 
-    text = _UA_LINE.sub(product_line, text[:MAX_ROBOTS_BYTES].replace("\r\n", "\n").replace("\r", "\n"))
+    def key_line(m: re.Match) -> str:
+        key = "user-agent" if _UA_SPELLINGS.fullmatch(m.group(2)) else m.group(2)
+        return f"{m.group(1)}{key}:"
+
+    text = text[:MAX_ROBOTS_BYTES].replace("\r\n", "\n").replace("\r", "\n")
+    text = _UA_LINE.sub(product_line, _LOOSE_KEY.sub(key_line, text))
     return RobotsEntry(origin, "parsed", status, Protego.parse(text), agents, time.time())
 
 

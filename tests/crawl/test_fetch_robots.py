@@ -52,6 +52,22 @@ def test_robots_groups_and_optout_token_matched_exactly():
     assert d.allowed and not d.training_allowed
 
 
+def test_robots_keys_written_loosely_still_state_their_rules():
+    """"useragent", "user agent" and a key parted from its value by spaces ("Disallow /x/"), which
+    real files carry and Google's open-source parser reads, keep their rules; a prose line that is
+    not one key and one value is still no rule."""
+    r = RobotsCache(Fetcher())
+    for text in ("useragent: CiderBot\nDisallow: /x/\n", "User Agent: CiderBot\nDisallow: /x/\n",
+                 "User-agent CiderBot\nDisallow /x/   # ours\n", "User-agent: *\r\nDisallow : /x/\r\n"):
+        r.put(parse_robots("http://h.test", text))
+        assert r.decide("http://h.test/x/a.html").reason == "robots", text
+        assert r.decide("http://h.test/a.html").allowed, text
+    r.put(parse_robots("http://h.test", "Sitemap http://h.test/s.xml\nUser-agent: *\nCrawl-delay 4\n"
+                                        "Allow me to explain\nDisallow: /x/\n"))
+    assert r.entry("http://h.test/").sitemaps == ["http://h.test/s.xml"] and r.crawl_delay("http://h.test/") == 4.0
+    assert r.decide("http://h.test/me").allowed and r.decide("http://h.test/x/").reason == "robots"
+
+
 def test_robots_status_semantics(local_site):
     site500 = local_site({"/robots.txt": Route("oops", 500, "text/plain")})
     site404 = local_site({})
