@@ -33,7 +33,7 @@ from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
 from crawl.robots import RobotsCache
-from crawl.robots_meta import robots_flags
+from crawl.robots_meta import ai_reservations, robots_flags
 from crawl.safety import AddressPolicy
 from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP_FILES, MAX_SITEMAP_URLS,
                            read_sitemap)
@@ -415,8 +415,15 @@ class WaveCrawler:
         if ex is not None and not ex.text and rendered.visible_text and rendered.visible_text.strip():
             # no block passed as main content: what the browser shows beats nothing
             ex.text, ex.error = rendered.visible_text.strip(), "main_content_from_inner_text"
+        reserved, images_reserved = ai_reservations(html, res.headers.get("x-robots-tag"),
+                                                    res.headers.get("tdm-reservation"), c.user_agent)
+        if rendered.html:  # a reservation a script wrote counts too
+            r2 = ai_reservations(rendered.html, None, None, c.user_agent)
+            reserved, images_reserved = reserved or r2[0], images_reserved or r2[1]
         page = self._page_row(e, res, html, rendered.html, ex, noindex, nofollow,
-                              bool(final_decision.training_allowed) and not noindex)
+                              bool(final_decision.training_allowed) and not noindex and not reserved)
+        if images_reserved and page["images"]:  # noimageai: the text stays, its images are not for training
+            page["images"] = []
         out.pages.append(page)
         detail = ex.error if ex and ex.error else (f"render failed: {rendered.error}" if rendered.error else "")
         out.log.append(self._log(e, "fetched", None, detail, res, rendered=rendered.html is not None,
@@ -489,7 +496,9 @@ class WaveCrawler:
         final_decision = self.robots.decide(res.final_url) if res.final_url != url else decision
         # a PDF has no <meta name="robots">: X-Robots-Tag is its only page-level directive
         noindex, nofollow = robots_flags(None, res.headers.get("x-robots-tag"), c.user_agent)
-        training = bool(final_decision.training_allowed) and not noindex
+        reserved = ai_reservations(None, res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"),
+                                   c.user_agent)[0]
+        training = bool(final_decision.training_allowed) and not noindex and not reserved
         row.update({"final_url": res.final_url, "depth": e.get("depth", 0), "fetch_ms": res.fetch_ms,
                     "headers": page_headers(res.headers), "training_allowed": training,
                     "robots_noindex": noindex, "robots_nofollow": nofollow})

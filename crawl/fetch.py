@@ -26,9 +26,10 @@ from crawl.urls import try_canonicalize
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 PDF_TYPES = ("application/pdf", "application/x-pdf")  # kept as bytes for crawl.pdf
 KEEP_HEADERS = ("content-type", "content-length", "content-language", "last-modified", "etag", "server",
-                "x-robots-tag", "link", "retry-after", "date", "cache-control")
+                "x-robots-tag", "link", "retry-after", "date", "cache-control", "tdm-reservation", "tdm-policy")
 RETRY_STATUSES = (429, 500, 502, 503, 504)
-PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date")
+PAGE_HEADERS = ("content-type", "content-language", "last-modified", "etag", "x-robots-tag", "server", "date",
+                "tdm-reservation", "tdm-policy")
 
 
 @dataclass

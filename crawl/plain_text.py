@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crawl.fetch import merged_headers, mime_of, page_headers
-from crawl.robots_meta import robots_flags
+from crawl.robots_meta import ai_reservations, robots_flags
 from crawl.urls import authority_of, url_id
 
 PLAIN_TYPES = ("text/plain", "text/markdown", "text/x-markdown")
@@ -78,6 +78,7 @@ def plain_page_row(url: str, decoded: str, encoding: str | None, status: int, co
         return None, "plain:machine_file"
     headers = merged_headers(header_items)
     noindex, nofollow = robots_flags(None, headers.get("x-robots-tag"), user_agent)
+    reserved = ai_reservations(None, headers.get("x-robots-tag"), headers.get("tdm-reservation"), user_agent)[0]
     text = plain_text(decoded)
     lang = headers.get("content-language")
     return {
@@ -85,7 +86,8 @@ def plain_page_row(url: str, decoded: str, encoding: str | None, status: int, co
         "fetched_at": fetched_at, "fetch_ms": None, "content_type": content_type, "encoding": encoding,
         "headers": page_headers(headers),
         "raw_html_zstd": None, "rendered_html_zstd": None, "rendered": False,
-        "robots_noindex": noindex, "robots_nofollow": nofollow, "training_allowed": not noindex,
+        "robots_noindex": noindex, "robots_nofollow": nofollow,
+        "training_allowed": not noindex and not reserved,
         "title": markdown_title(text) if mime_of(content_type) in MARKDOWN_TYPES else None,
         "text": None if noindex else text,
         "language_hint": lang.split(",")[0].strip().lower() if lang else None,

@@ -3,6 +3,12 @@
 noindex: keep no content; nofollow: follow no links; none = both. Directives aimed at our own
 token (`<meta name="ciderbot">`, `X-Robots-Tag: CiderBot: noindex`) count too; ones aimed at
 other crawlers do not.
+
+Training reservations (ai_reservations): a page may be indexed yet reserved from AI training. The
+`noai` directive (meta robots or X-Robots-Tag) and the W3C TDM Reservation Protocol (TDMRep:
+the `tdm-reservation: 1` header or `<meta name="tdm-reservation" content="1">`, the
+machine-readable text-and-data-mining opt-out of EU law) reserve the whole page: crawled, kept,
+`training_allowed=false`. `noimageai` reserves its images only.
 """
 from __future__ import annotations
 
@@ -41,6 +47,23 @@ def header_directives(value: str | None, user_agent: str = BOT_TOKEN) -> set[str
         else:
             out |= _directives(part)
     return out
+
+
+def _tdm_meta(html: str) -> bool:
+    for m in _META.finditer(html[:200_000]):
+        attrs = {a.group(1).lower(): (a.group(2) or a.group(3) or a.group(4) or "") for a in _ATTR.finditer(m.group(0))}
+        if attrs.get("name", "").strip().lower() == "tdm-reservation" and attrs.get("content", "").strip() == "1":
+            return True
+    return False
+
+
+def ai_reservations(html: str | None, x_robots_tag: str | None, tdm_reservation: str | None,
+                    user_agent: str = BOT_TOKEN) -> tuple[bool, bool]:
+    """(the page is reserved from training, its images are) from the page's robots directives and
+    TDMRep header or meta tag."""
+    d = header_directives(x_robots_tag, user_agent) | (meta_directives(html, user_agent) if html else set())
+    page = "noai" in d or (tdm_reservation or "").strip() == "1" or bool(html and _tdm_meta(html))
+    return page, page or "noimageai" in d
 
 
 def robots_flags(html: str | None, x_robots_tag: str | None, user_agent: str = BOT_TOKEN) -> tuple[bool, bool]:

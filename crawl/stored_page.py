@@ -11,7 +11,7 @@ from crawl.charset import decode_html, looks_binary
 from crawl.extract import extract_page
 from crawl.fetch import merged_headers, page_headers
 from crawl.meta_refresh import instant_refresh_target
-from crawl.robots_meta import robots_flags
+from crawl.robots_meta import ai_reservations, robots_flags
 from crawl.urls import authority_of, url_id
 
 # The WHATWG MIME sniffing standard's HTML signatures: a tag name followed by space or ">".
@@ -38,6 +38,8 @@ def stored_page_row(url: str, body: bytes, ctype: str, header_items: list, statu
     html, enc = decode_html(body, ctype)
     headers = merged_headers(header_items)
     noindex, nofollow = robots_flags(html, headers.get("x-robots-tag"), user_agent)
+    reserved, images_reserved = ai_reservations(html, headers.get("x-robots-tag"), headers.get("tdm-reservation"),
+                                                user_agent)
     ex = extract_page(html, url, fast=fast) if not noindex else None
     return {
         "id": url_id(url), "url": url, "final_url": url, "host": authority_of(url), "depth": 0, "status": status,
@@ -46,10 +48,10 @@ def stored_page_row(url: str, body: bytes, ctype: str, header_items: list, statu
         "raw_html_zstd": compress_html(html) if not noindex else None, "rendered_html_zstd": None,
         "rendered": False, "robots_noindex": noindex, "robots_nofollow": nofollow,
         # robots.txt of the site is unknown here: only page-level directives apply.
-        "training_allowed": not noindex,
+        "training_allowed": not noindex and not reserved,
         "title": ex.title if ex else None, "text": ex.text if ex else None,
         "language_hint": ex.language_hint if ex else None, "author": ex.author if ex else None,
         "date": ex.date if ex else None, "canonical_url": ex.canonical_url if ex else None,
-        "images": ex.images if ex else [], "tables": ex.tables if ex else [],
+        "images": ex.images if ex and not images_reserved else [], "tables": ex.tables if ex else [],
         "outlinks": [] if (ex is None or nofollow) else ex.outlinks, "source": source,
     }, None
