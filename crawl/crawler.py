@@ -33,7 +33,7 @@ from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
 from crawl.robots import RobotsCache
-from crawl.robots_meta import ai_reservations, robots_flags
+from crawl.robots_meta import ai_reservations, page_signals, robots_flags
 from crawl.safety import AddressPolicy
 from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP_FILES, MAX_SITEMAP_URLS,
                            read_sitemap)
@@ -48,6 +48,8 @@ class _Rendered:
     error: str | None = None
     noindex: bool = False   # robots meta tags in the rendered page
     nofollow: bool = False
+    reserved: bool = False  # and the training reservations in it (crawl/robots_meta.py)
+    images_reserved: bool = False
 
 
 @dataclass
@@ -395,7 +397,8 @@ class WaveCrawler:
                 out.links.append(link_row(canon, e.get("depth", 0), url, "redirect"))
             out.log.append(self._log(e, "skipped", "meta_refresh", target, res))
             return
-        noindex, nofollow = robots_flags(html, res.headers.get("x-robots-tag"), c.user_agent)
+        noindex, nofollow, reserved, images_reserved = page_signals(
+            html, res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"), c.user_agent)
         final_decision = self.robots.decide(final) if final != url else decision
         big = len(res.body) > c.max_bytes
         decide_in_task = c.render == "auto" and not noindex and not big
@@ -415,11 +418,8 @@ class WaveCrawler:
         if ex is not None and not ex.text and rendered.visible_text and rendered.visible_text.strip():
             # no block passed as main content: what the browser shows beats nothing
             ex.text, ex.error = rendered.visible_text.strip(), "main_content_from_inner_text"
-        reserved, images_reserved = ai_reservations(html, res.headers.get("x-robots-tag"),
-                                                    res.headers.get("tdm-reservation"), c.user_agent)
-        if rendered.html:  # a reservation a script wrote counts too
-            r2 = ai_reservations(rendered.html, None, None, c.user_agent)
-            reserved, images_reserved = reserved or r2[0], images_reserved or r2[1]
+        reserved = reserved or rendered.reserved  # a reservation a script wrote counts too
+        images_reserved = images_reserved or rendered.images_reserved
         page = self._page_row(e, res, html, rendered.html, ex, noindex, nofollow,
                               bool(final_decision.training_allowed) and not noindex and not reserved)
         if images_reserved and page["images"]:  # noimageai: the text stays, its images are not for training
@@ -436,8 +436,8 @@ class WaveCrawler:
         r = self.renderer.render(final, res.body, res.content_type or "text/html")
         if not r.html:
             return _Rendered(error=r.error)
-        noindex, nofollow = robots_flags(r.html, None, self.config.user_agent)
-        return _Rendered(r.html, r.visible_text, None, noindex, nofollow)
+        noindex, nofollow, reserved, images_reserved = page_signals(r.html, None, None, self.config.user_agent)
+        return _Rendered(r.html, r.visible_text, None, noindex, nofollow, reserved, images_reserved)
 
     def _page_row(self, e: dict, res: FetchResult, html: str, rendered_html: str | None, ex,
                   noindex: bool, nofollow: bool, training_allowed: bool) -> dict[str, Any]:

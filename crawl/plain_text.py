@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crawl.fetch import merged_headers, mime_of, page_headers
-from crawl.robots_meta import ai_reservations, robots_flags
+from crawl.robots_meta import page_signals
 from crawl.urls import authority_of, url_id
 
 PLAIN_TYPES = ("text/plain", "text/markdown", "text/x-markdown")
@@ -77,8 +77,8 @@ def plain_page_row(url: str, decoded: str, encoding: str | None, status: int, co
     if machine_file(url):
         return None, "plain:machine_file"
     headers = merged_headers(header_items)
-    noindex, nofollow = robots_flags(None, headers.get("x-robots-tag"), user_agent)
-    reserved = ai_reservations(None, headers.get("x-robots-tag"), headers.get("tdm-reservation"), user_agent)[0]
+    noindex, nofollow, reserved, _ = page_signals(None, headers.get("x-robots-tag"), headers.get("tdm-reservation"),
+                                                  user_agent)
     text = plain_text(decoded)
     lang = headers.get("content-language")
     return {

@@ -24,15 +24,24 @@ def _directives(value: str) -> set[str]:
     return {d.strip().lower() for d in value.split(",") if d.strip()}
 
 
-def meta_directives(html: str, user_agent: str = BOT_TOKEN) -> set[str]:
+def _meta_scan(html: str, user_agent: str) -> tuple[frozenset[str], bool]:
+    """One pass over a page's meta tags (its first 200,000 characters) -> (the robots directives
+    aimed at every crawler or at `user_agent`, whether it declares tdm-reservation 1)."""
     out: set[str] = set()
-    head = html[:200_000]
+    tdm = False
     names = {"robots", user_agent.lower()}
-    for m in _META.finditer(head):
+    for m in _META.finditer(html[:200_000]):
         attrs = {a.group(1).lower(): (a.group(2) or a.group(3) or a.group(4) or "") for a in _ATTR.finditer(m.group(0))}
-        if attrs.get("name", "").strip().lower() in names:
+        name = attrs.get("name", "").strip().lower()
+        if name in names:
             out |= _directives(attrs.get("content", ""))
-    return out
+        elif name == "tdm-reservation" and attrs.get("content", "").strip() == "1":
+            tdm = True
+    return frozenset(out), tdm
+
+
+def meta_directives(html: str, user_agent: str = BOT_TOKEN) -> set[str]:
+    return set(_meta_scan(html, user_agent)[0])
 
 
 def header_directives(value: str | None, user_agent: str = BOT_TOKEN) -> set[str]:
@@ -49,26 +58,23 @@ def header_directives(value: str | None, user_agent: str = BOT_TOKEN) -> set[str
     return out
 
 
-def _tdm_meta(html: str) -> bool:
-    for m in _META.finditer(html[:200_000]):
-        attrs = {a.group(1).lower(): (a.group(2) or a.group(3) or a.group(4) or "") for a in _ATTR.finditer(m.group(0))}
-        if attrs.get("name", "").strip().lower() == "tdm-reservation" and attrs.get("content", "").strip() == "1":
-            return True
-    return False
-
-
 def ai_reservations(html: str | None, x_robots_tag: str | None, tdm_reservation: str | None,
                     user_agent: str = BOT_TOKEN) -> tuple[bool, bool]:
     """(the page is reserved from training, its images are) from the page's robots directives and
     TDMRep header or meta tag."""
-    d = header_directives(x_robots_tag, user_agent) | (meta_directives(html, user_agent) if html else set())
-    page = "noai" in d or (tdm_reservation or "").strip() == "1" or bool(html and _tdm_meta(html))
-    return page, page or "noimageai" in d
+    return page_signals(html, x_robots_tag, tdm_reservation, user_agent)[2:]
+
+
+def page_signals(html: str | None, x_robots_tag: str | None, tdm_reservation: str | None,
+                 user_agent: str = BOT_TOKEN) -> tuple[bool, bool, bool, bool]:
+    """(noindex, nofollow, reserved from training, images reserved from training), from one pass
+    over the page's meta tags."""
+    meta, tdm = _meta_scan(html, user_agent) if html else (frozenset(), False)
+    d = header_directives(x_robots_tag, user_agent) | meta
+    reserved = "noai" in d or (tdm_reservation or "").strip() == "1" or tdm
+    return ("noindex" in d or "none" in d, "nofollow" in d or "none" in d, reserved, reserved or "noimageai" in d)
 
 
 def robots_flags(html: str | None, x_robots_tag: str | None, user_agent: str = BOT_TOKEN) -> tuple[bool, bool]:
     """(noindex, nofollow)."""
-    d = header_directives(x_robots_tag, user_agent) | (meta_directives(html, user_agent) if html else set())
-    noindex = "noindex" in d or "none" in d
-    nofollow = "nofollow" in d or "none" in d
-    return noindex, nofollow
+    return page_signals(html, x_robots_tag, None, user_agent)[:2]

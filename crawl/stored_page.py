@@ -11,7 +11,7 @@ from crawl.charset import decode_html, looks_binary
 from crawl.extract import extract_page
 from crawl.fetch import merged_headers, page_headers
 from crawl.meta_refresh import instant_refresh_target
-from crawl.robots_meta import ai_reservations, robots_flags
+from crawl.robots_meta import page_signals
 from crawl.urls import authority_of, url_id
 
 # The WHATWG MIME sniffing standard's HTML signatures: a tag name followed by space or ">".
@@ -37,9 +37,8 @@ def stored_page_row(url: str, body: bytes, ctype: str, header_items: list, statu
         return None, "meta_refresh"
     html, enc = decode_html(body, ctype)
     headers = merged_headers(header_items)
-    noindex, nofollow = robots_flags(html, headers.get("x-robots-tag"), user_agent)
-    reserved, images_reserved = ai_reservations(html, headers.get("x-robots-tag"), headers.get("tdm-reservation"),
-                                                user_agent)
+    noindex, nofollow, reserved, images_reserved = page_signals(html, headers.get("x-robots-tag"),
+                                                                headers.get("tdm-reservation"), user_agent)
     ex = extract_page(html, url, fast=fast) if not noindex else None
     return {
         "id": url_id(url), "url": url, "final_url": url, "host": authority_of(url), "depth": 0, "status": status,
