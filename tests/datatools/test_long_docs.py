@@ -5,7 +5,6 @@ import json
 import os
 import random
 
-import pyarrow as pa
 import pytest
 
 from corpus.errors import CidermillError

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 from PIL import Image
 
 from synth.html_tables import parse_html_tables

@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pyarrow as pa
-import pytest
 
 from corpus.reader import open_dataset
 from corpus.writer import write_dataset

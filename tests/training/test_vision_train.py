@@ -1,7 +1,6 @@
 """Multimodal loader (bad images, drop reasons, resume) and staged vision training through the CLI."""
 import io
 import json
-import os
 
 import numpy as np
 import pytest
