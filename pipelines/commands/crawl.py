@@ -9,7 +9,9 @@ DESCRIPTION = (
     "Crawl the web from --seeds in waves (each wave a Beam pipeline) into OUT/pages (a shard dataset, "
     "schema corpus.schemas.PAGES) and OUT/log (one row per URL decision). robots.txt is honoured for "
     "--user-agent (else *); pages disallowed for --optout-token are kept for links but marked "
-    "training_allowed=false. Stop any time and continue with --resume. With --warc FILES, WARC "
+    "training_allowed=false, as are pages that reserve themselves from AI training (robots noai, TDMRep "
+    "tdm-reservation: 1; noimageai drops a page's images). Stop any time and continue with --resume. "
+    "With --warc FILES, WARC "
     "archives are imported into the same pages dataset instead; with --mbox, mail archives (one row per message); "
     "with --html-dir, a folder of saved pages (one row per file).")
 BEAM = True
