@@ -8,6 +8,9 @@
   for `Cider` or for `CiderBot` is not one for `CiderBot-Extended` or `CiderBot`, and a line
   written `CiderBot/1.0` names CiderBot (its product token). A page the opt-out
   token may not fetch is still crawled for links but marked training_allowed=false.
+- Content signals: a `Content-Signal: ... ai-train=no` line in the group that applies to the
+  crawler's token or to the opt-out token (its own group, else `*`) marks every page of the site
+  training_allowed=false; the pages are still crawled (search=... is not about training).
 - Keys written loosely keep their rules, as Google's open-source parser reads them: "useragent"
   and "user agent", and a key parted from its one-word value by spaces ("Disallow /private/").
 - Entries are cached per origin with a TTL; the cache is thread-safe.
@@ -45,6 +48,7 @@ class RobotsEntry:
     parser: Protego | None = None
     agents: set[str] = field(default_factory=set)
     fetched_at: float = 0.0
+    ai_train_no: set[str] = field(default_factory=set)  # groups (tokens, lower case) saying ai-train=no
     detail: str = ""
 
     @property
@@ -84,7 +88,33 @@ def parse_robots(origin: str, text: str, status: int = 200) -> RobotsEntry:
 
     text = text[:MAX_ROBOTS_BYTES].replace("\r\n", "\n").replace("\r", "\n")
     text = _UA_LINE.sub(product_line, _LOOSE_KEY.sub(key_line, text))
-    return RobotsEntry(origin, "parsed", status, Protego.parse(text), agents, time.time())
+    return RobotsEntry(origin, "parsed", status, Protego.parse(text), agents, time.time(), ai_train_no=_ai_train_no(text))
+
+
+def _ai_train_no(text: str) -> set[str]:
+    """The groups (their product tokens, lower case) whose `Content-Signal` line says ai-train=no:
+    the content signals a site's robots.txt may carry (as Cloudflare's managed robots.txt writes
+    them, e.g. `Content-Signal: search=yes, ai-train=no` under `User-agent: *`). A group is the
+    user-agent lines in a row and the lines after them, as RFC 9309 reads it."""
+    refused: set[str] = set()
+    group: list[str] = []
+    in_agents = False
+    for line in text.split("\n"):
+        line = line.split("#", 1)[0].strip()
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key = key.strip().lower()
+        if key == "user-agent":
+            group = (group if in_agents else []) + [_product_token(value.strip()).lower()]
+            in_agents = True
+            continue
+        in_agents = False
+        if key == "content-signal" and group:
+            signals = {k.strip(): v.strip() for k, _, v in (p.lower().partition("=") for p in value.split(","))}
+            if signals.get("ai-train") == "no":
+                refused.update(group)
+    return refused
 
 
 def _group_token(e: RobotsEntry, token: str) -> str:
@@ -143,6 +173,9 @@ class RobotsCache:
             return RobotsDecision(True, None, True)
         allowed = e.parser.can_fetch(url, _group_token(e, self.user_agent))
         training = e.parser.can_fetch(url, _group_token(e, self.optout_token)) if self.optout_token else True
+        if e.ai_train_no and {_group_token(e, self.user_agent).lower(),
+                              _group_token(e, self.optout_token or self.user_agent).lower()} & e.ai_train_no:
+            training = False  # the site's content signals refuse AI training to the group that is ours
         return RobotsDecision(allowed, None if allowed else "robots", bool(allowed and training))
 
     def crawl_delay(self, url: str) -> float | None:

@@ -68,6 +68,26 @@ def test_robots_keys_written_loosely_still_state_their_rules():
     assert r.decide("http://h.test/me").allowed and r.decide("http://h.test/x/").reason == "robots"
 
 
+def test_content_signals_refusing_ai_training_mark_pages_not_for_training():
+    """`Content-Signal: ai-train=no` (as Cloudflare's managed robots.txt writes it) in the group that
+    applies to the opt-out token or to the crawler's own: pages stay crawlable, not for training."""
+    r = RobotsCache(Fetcher())
+
+    def decide(text):
+        r.put(parse_robots("http://h.test", text))
+        d = r.decide("http://h.test/a.html")
+        return d.allowed, d.training_allowed
+
+    assert decide("User-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n") == (True, False)
+    assert decide("User-agent: *\nContent-Signal: search=yes,ai-train=yes, ai-input=no\nAllow: /\n") == (True, True)
+    assert decide("User-agent: OtherBot\nUser-agent: CiderBot\nContent-Signal: AI-Train = No # ours\n") == (True, False)
+    assert decide("User-agent: OtherBot\nContent-Signal: ai-train=no\n\nUser-agent: *\nAllow: /\n") == (True, True)
+    assert decide("Content-Signal: ai-train=no\nUser-agent: *\nAllow: /\n") == (True, True)   # before any group
+    # our tokens both have groups of their own, without a signal: `*`'s signal is not ours
+    assert decide("User-agent: CiderBot\nAllow: /\n\nUser-agent: CiderBot-Extended\nAllow: /\n\n"
+                  "User-agent: *\nContent-Signal: ai-train=no\n") == (True, True)
+
+
 def test_robots_status_semantics(local_site):
     site500 = local_site({"/robots.txt": Route("oops", 500, "text/plain")})
     site404 = local_site({})
