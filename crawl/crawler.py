@@ -33,7 +33,7 @@ from crawl.politeness import HostClock
 from crawl.render import RenderConfig, RenderService
 from crawl.render_policy import render_reason
 from crawl.robots import RobotsCache
-from crawl.robots_meta import ai_reservations, page_signals, robots_flags
+from crawl.robots_meta import page_signals
 from crawl.safety import AddressPolicy
 from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP_FILES, MAX_SITEMAP_URLS,
                            read_sitemap)
@@ -495,9 +495,8 @@ class WaveCrawler:
             return
         final_decision = self.robots.decide(res.final_url) if res.final_url != url else decision
         # a PDF has no <meta name="robots">: X-Robots-Tag is its only page-level directive
-        noindex, nofollow = robots_flags(None, res.headers.get("x-robots-tag"), c.user_agent)
-        reserved = ai_reservations(None, res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"),
-                                   c.user_agent)[0]
+        noindex, nofollow, reserved, _ = page_signals(None, res.headers.get("x-robots-tag"),
+                                                      res.headers.get("tdm-reservation"), c.user_agent)
         training = bool(final_decision.training_allowed) and not noindex and not reserved
         row.update({"final_url": res.final_url, "depth": e.get("depth", 0), "fetch_ms": res.fetch_ms,
                     "headers": page_headers(res.headers), "training_allowed": training,

@@ -15,7 +15,7 @@ from crawl.fetch import FetchConfig, Fetcher
 from crawl.identity import AGENT_STRING, BOT_TOKEN, OPTOUT_TOKEN
 from crawl.politeness import HostClock
 from crawl.robots import RobotsCache
-from crawl.robots_meta import ai_reservations, robots_flags
+from crawl.robots_meta import image_not_for_training
 from crawl.safety import AddressPolicy
 from crawl.urls import authority_of, try_canonicalize
 
@@ -99,20 +99,13 @@ class ImageFetcher:
             out.reason, out.body = f"fetch_{res.skip}", b""
         elif res.final_url != canon and not self.robots.decide(res.final_url).training_allowed:
             out.training_allowed = False
-        if not res.skip and _reserved(res.headers, self.robots.user_agent):
+        if not res.skip and image_not_for_training(res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"),
+                                                   (self.robots.user_agent,)):
             out.training_allowed = False
         return out
 
     def close(self) -> None:
         self.fetcher.close()
-
-
-def _reserved(headers, user_agent: str) -> bool:
-    """An image response that says noindex, noai or noimageai (X-Robots-Tag) or carries
-    `tdm-reservation: 1` is not for training, as the WARC import reads it (crawl/image_warc.py)."""
-    xrt = headers.get("x-robots-tag")
-    return robots_flags(None, xrt, user_agent)[0] or ai_reservations(None, xrt, headers.get("tdm-reservation"),
-                                                                     user_agent)[1]
 
 
 __all__ = ["ImageFetchConfig", "ImageFetcher", "ImageFetch"]

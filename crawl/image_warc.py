@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 from crawl.content_coding import payload
 from crawl.fetch import HTML_TYPES, mime_of
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
-from crawl.robots_meta import ai_reservations, robots_flags
+from crawl.robots_meta import image_not_for_training
 from crawl.urls import try_canonicalize
 from crawl.warc_records import converted_records
 
@@ -70,8 +70,7 @@ def _image_record(rec, user_agent: str, optout_token: str, max_bytes: int, skipp
         reason, detail, body = "fetch_too_large", f">{max_bytes} bytes", b""
     xrt = http.get_header("X-Robots-Tag") if http is not None else None
     tdm = http.get_header("tdm-reservation") if http is not None else None
-    allowed = not (robots_flags(None, xrt, user_agent)[0] or robots_flags(None, xrt, optout_token)[0]
-                   or ai_reservations(None, xrt, tdm, user_agent)[1])
+    allowed = not image_not_for_training(xrt, tdm, (user_agent, optout_token))
     return {"url": url, "status": status, "content_type": ctype, "body": body,
             "date": rec.rec_headers.get_header("WARC-Date") or "", "training_allowed": allowed,
             "reason": reason, "detail": detail}

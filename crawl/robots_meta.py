@@ -4,7 +4,7 @@ noindex: keep no content; nofollow: follow no links; none = both. Directives aim
 token (`<meta name="ciderbot">`, `X-Robots-Tag: CiderBot: noindex`) count too; ones aimed at
 other crawlers do not.
 
-Training reservations (ai_reservations): a page may be indexed yet reserved from AI training. The
+Training reservations (page_signals): a page may be indexed yet reserved from AI training. The
 `noai` directive (meta robots or X-Robots-Tag) and the W3C TDM Reservation Protocol (TDMRep:
 the `tdm-reservation: 1` header or `<meta name="tdm-reservation" content="1">`, the
 machine-readable text-and-data-mining opt-out of EU law) reserve the whole page: crawled, kept,
@@ -40,10 +40,6 @@ def _meta_scan(html: str, user_agent: str) -> tuple[frozenset[str], bool]:
     return frozenset(out), tdm
 
 
-def meta_directives(html: str, user_agent: str = BOT_TOKEN) -> set[str]:
-    return set(_meta_scan(html, user_agent)[0])
-
-
 def header_directives(value: str | None, user_agent: str = BOT_TOKEN) -> set[str]:
     out: set[str] = set()
     if not value:
@@ -56,13 +52,6 @@ def header_directives(value: str | None, user_agent: str = BOT_TOKEN) -> set[str
         else:
             out |= _directives(part)
     return out
-
-
-def ai_reservations(html: str | None, x_robots_tag: str | None, tdm_reservation: str | None,
-                    user_agent: str = BOT_TOKEN) -> tuple[bool, bool]:
-    """(the page is reserved from training, its images are) from the page's robots directives and
-    TDMRep header or meta tag."""
-    return page_signals(html, x_robots_tag, tdm_reservation, user_agent)[2:]
 
 
 def page_signals(html: str | None, x_robots_tag: str | None, tdm_reservation: str | None,
@@ -78,3 +67,10 @@ def page_signals(html: str | None, x_robots_tag: str | None, tdm_reservation: st
 def robots_flags(html: str | None, x_robots_tag: str | None, user_agent: str = BOT_TOKEN) -> tuple[bool, bool]:
     """(noindex, nofollow)."""
     return page_signals(html, x_robots_tag, None, user_agent)[:2]
+
+
+def image_not_for_training(x_robots_tag: str | None, tdm_reservation: str | None, tokens: tuple[str, ...]) -> bool:
+    """An image response whose headers say noindex to any of `tokens`, or noai or noimageai (to
+    every crawler or to the first token), or carry `tdm-reservation: 1`: fetched, not for training."""
+    first = page_signals(None, x_robots_tag, tdm_reservation, tokens[0])
+    return first[0] or first[3] or any(page_signals(None, x_robots_tag, None, t)[0] for t in tokens[1:])

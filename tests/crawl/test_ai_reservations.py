@@ -9,7 +9,7 @@ from PIL import Image
 
 from corpus.reader import ShardDataset
 from crawl.image_fetch import ImageFetchConfig, ImageFetcher
-from crawl.robots_meta import ai_reservations
+from crawl.robots_meta import page_signals
 from pipelines.crawl_pipeline import run_crawl
 
 PROSE = "".join(f"<p>Paragraph {i} of a plain article about orchards, pressing apples and storing the cider in "
@@ -22,6 +22,9 @@ def _page(title: str, head: str = "") -> str:
 
 
 def test_reservation_signals_parsed():
+    def ai_reservations(html, xrt, tdm):  # (page reserved, images reserved)
+        return page_signals(html, xrt, tdm)[2:]
+
     assert ai_reservations('<meta name="robots" content="noindex, noai">', None, None) == (True, True)
     assert ai_reservations('<meta name="robots" content="noimageai">', None, None) == (False, True)
     assert ai_reservations('<meta name="CiderBot" content="noai">', None, None) == (True, True)
