@@ -282,7 +282,8 @@ def measure(cmd: list[str], also: list[int] = ()) -> dict:
                 peak["tree"] = max(peak["tree"], sum(rss))
                 peak["proc"] = max(peak["proc"], max(rss))
             for q in pids:
-                cpu_of[q] = _own_cpu(q, cpu_of.get(q, 0.0)) - cpu_at_start.get(q, 0.0)
+                start_cpu = cpu_at_start.get(q, 0.0)  # a cluster process's CPU before the command
+                cpu_of[q] = _own_cpu(q, cpu_of.get(q, 0.0) + start_cpu) - start_cpu
             now, cpu = time.time(), sum(cpu_of.values())
             if now > last_t and cpu_of:
                 busy["samples"] += 1
