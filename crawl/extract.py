@@ -30,6 +30,7 @@ from crawl.extract_fallback import peer_fallback
 from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_post_meta import drop_post_meta
 from crawl.extract_posts import declared_posts
+from crawl.extract_repeats import drop_repeated
 from crawl.extract_region import article_region, main_region
 from crawl.extract_reviews import drop_reviews
 from crawl.extract_units import section_headings, voted_listings, whole_units
@@ -338,7 +339,8 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     block and a heading with its kept section (extract_units), on an `article` page the region of its
     sure blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback);
     on a page that declares its posts in microdata, their messages without the posts' other blocks
-    (crawl/extract_posts.py); on a `product` page, without its customer reviews (crawl/extract_reviews.py).
+    (crawl/extract_posts.py); on a `product` page, without its customer reviews (crawl/extract_reviews.py);
+    last, each paragraph once (crawl/extract_repeats.py).
     Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
@@ -347,12 +349,12 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     items = repeated_items(blocks)
     keep = main_region(blocks, propagate(blocks, keep, items), prob, items=items)
     if votes is None:
-        return declared_posts(blocks, keep)
+        return drop_repeated(blocks, declared_posts(blocks, keep))
     keep = section_headings(blocks, voted_listings(blocks, drop_post_meta(blocks, keep, votes, items), votes))
     if article:
         keep = article_region(blocks, keep, prob, votes, items=items)
     keep = declared_posts(blocks, peer_fallback(blocks, keep, votes))
-    return drop_reviews(blocks, keep) if product else keep
+    return drop_repeated(blocks, drop_reviews(blocks, keep) if product else keep)
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold
