@@ -90,6 +90,28 @@ def _concat(parts) -> list:
     return [x for part in parts for x in part]
 
 
+def _chain(*parts) -> list:
+    return [x for part in parts for x in part]
+
+
+def _flatten(bags: list, npartitions: int):
+    """The union of bags. Bags cut into the same number of partitions are zipped: partition i of the
+    union joins partition i of each (a pipeline's branches split from one collection, such as the
+    rows kept and the rows dropped, keep their partitions where they were computed, so nothing
+    moves between workers and each partition holds its share of both). Otherwise the partitions
+    are concatenated and merged back to `npartitions` (neighbours merge, which can move data)."""
+    import dask.bag as db
+
+    if not bags:
+        return db.from_sequence([], npartitions=1)
+    if len(bags) == 1:
+        return bags[0]
+    if len({b.npartitions for b in bags}) == 1:
+        return db.map_partitions(_chain, *bags)
+    bag = db.concat(bags)
+    return bag.repartition(npartitions) if bag.npartitions > npartitions else bag
+
+
 # per worker process: DoFns already set up, by spec digest, reused across bundles as Beam allows
 # (a model a DoFn loads in setup() loads once per worker, not once per partition)
 # (a plain `dask worker` runs several threads: _IDLE_LOCK keeps two bundles from taking one invoker)
@@ -301,9 +323,7 @@ class _Translate(PipelineVisitor):
             bag = ins[0]
             self.reshuffled.add(bag.name)
         elif isinstance(t, _Flatten):
-            bag = db.concat(ins) if ins else db.from_sequence([], npartitions=1)
-            if bag.npartitions > self.npartitions:  # keep the task count flat through unions
-                bag = bag.repartition(self.npartitions)
+            bag = _flatten(ins, self.npartitions)
         elif isinstance(t, _GroupByKeyOnly):
             bag = (ins[0].groupby(_key, shuffle="tasks", npartitions=self.npartitions).map_partitions(_group))
         elif isinstance(t, beam.ParDo):

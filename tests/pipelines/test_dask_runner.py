@@ -375,3 +375,20 @@ def test_a_created_collection_splits_into_partitions_within_one_item_of_each_oth
         parts = bag.map_partitions(lambda p: [len(p)]).compute(scheduler="sync")
         assert len(parts) == min(n_items, n) and max(parts) - min(parts) <= 1 and sum(parts) == n_items
         assert sorted(bag.compute(scheduler="sync")) == list(range(n_items))
+
+
+def test_a_union_of_branches_keeps_each_partition_with_its_own_rows():
+    """Flatten of bags with as many partitions each (kept and dropped rows of one collection) joins
+    partition i with partition i: every partition holds its share of each branch, and none is
+    merged with a neighbour (which moved rows between workers). Other unions still concatenate."""
+    import dask.bag as db
+
+    from pipelines.runners.dask_runner import _flatten
+    rows = db.from_sequence(range(80), npartitions=8)
+    kept, dropped = rows.filter(lambda x: x % 3), rows.filter(lambda x: not x % 3)
+    union = _flatten([kept, dropped], 8)
+    parts = union.map_partitions(lambda p: [sorted(p)]).compute(scheduler="sync")
+    assert parts == [list(range(10 * i, 10 * i + 10)) for i in range(8)]
+    other = _flatten([rows, db.from_sequence(range(80, 83), npartitions=3)], 8)
+    assert other.npartitions == 8 and sorted(other.compute(scheduler="sync")) == list(range(83))
+    assert _flatten([], 8).compute(scheduler="sync") == []
