@@ -304,7 +304,6 @@ class _Translate(PipelineVisitor):
 
     def visit_transform(self, node) -> None:
         import apache_beam as beam
-        import dask.bag as db
         from apache_beam.runners.dask.overrides import _Create, _Flatten, _Read, _Reshuffle
 
         if self.lifting is not None:
