@@ -16,7 +16,8 @@ post count, vote buttons, "Share", the signature. That is a statement by the pag
 Only on a page that declares a discussion: a DiscussionForumPosting or SocialMediaPosting item, or
 a Question inside a QAPage (an FAQ section of a shop or service page declares Question/Answer too,
 and is not touched). A post item that declares no message (some forums mark only the first post's
-author and date) leaves its blocks to the classifier. A thread's replies are posts, whichever type
+author and date), or whose message is under a tenth of its words (an item wrapping a whole thread
+that declares only the opening post's body), leaves its other blocks to the classifier. A thread's replies are posts, whichever type
 (Comment or DiscussionForumPosting) they are declared with.
 
 On the tuning part of the development pages this moved only forum pages (34 of 83 declare their
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 POSTS = True          # switchable for experiments
 QA_COMMENTS = False   # True: a Question's or Answer's comments are read as posts, not dropped
+MESSAGE_SHARE = 0.1   # a post item's message must hold this share of its words for the rest to go
 MIN_WORDS = 50        # declared message words the page must hold before its declaration is trusted
 
 _TEXT_PROPS = frozenset({"text", "articleBody"})
@@ -101,7 +103,13 @@ def declared_posts(blocks, keep: list[bool]) -> list[bool]:
     items = {id(item): item for item, _ in places if item is not None}
     if not any(_in_discussion(item, qa_page) for item in items.values()):
         return out
-    declared = {id(item) for item, mark in places if mark == TEXT}
+    words: dict[int, list[int]] = {}   # per post item: [its message words, all its words]
+    for b, (item, mark) in zip(blocks, places):
+        if item is not None:
+            w = words.setdefault(id(item), [0, 0])
+            w[0] += len(b.words) if mark == TEXT else 0
+            w[1] += len(b.words)
+    declared = {k for k, (msg, total) in words.items() if msg and msg >= MESSAGE_SHARE * total}
     if sum(len(b.words) for b, (_, mark) in zip(blocks, places) if mark == TEXT) < MIN_WORDS:
         return out
     for i, (item, mark) in enumerate(places):

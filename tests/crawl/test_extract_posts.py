@@ -88,3 +88,15 @@ def test_the_extractor_reads_a_declared_thread_without_its_post_metadata():
     for m in MESSAGES:
         assert m in text
     assert "joined 2019" not in text and "Reply Quote Share" not in text
+
+
+def test_an_item_wrapping_a_whole_thread_keeps_the_replies_it_does_not_declare():
+    """Only the opening post's body is declared; the replies inside the same item are undeclared
+    text (nine tenths of its words): they are not that post's metadata, so they stay."""
+    replies = "".join(f"<div class='reply'><p>{i}: {m} {m}</p></div>" for i, m in enumerate(MESSAGES * 6))
+    opening = "".join(f"<p>{m}</p>" for m in MESSAGES)
+    html = (f"<html><body><div itemscope itemtype='{SO}DiscussionForumPosting'><h1 itemprop='headline'>Presses</h1>"
+            f"<div class='who'>grower0, Senior member</div><div itemprop='articleBody'>{opening}</div>{replies}"
+            f"</div></body></html>")
+    kept, blocks = _run(html)
+    assert kept == [b.text for b in blocks]
