@@ -47,15 +47,13 @@ def _copied_runs(blocks, kept: list[int], earlier: dict[int, int]) -> set[int]:
         if len(run) >= RUN_BLOCKS and sum(len(blocks[i].words) for i in run) >= RUN_WORDS:
             out.update(run)
 
-    prev = None
-    for i in kept:
+    for i in kept:   # a run, when there is one, always ends at the previous kept block
         j = earlier.get(i)
-        if j is not None and run and prev == run[-1] and i - j == run[-1] - earlier[run[-1]]:
+        if j is not None and run and i - j == run[-1] - earlier[run[-1]]:
             run.append(i)
         else:
             close()
             run = [i] if j is not None else []
-        prev = i
     close()
     return out
 

@@ -86,11 +86,7 @@ class _Receivers(dict):
         return r
 
 
-def _concat(parts) -> list:
-    return [x for part in parts for x in part]
-
-
-def _chain(*parts) -> list:
+def _concat(*parts) -> list:
     return [x for part in parts for x in part]
 
 
@@ -107,7 +103,7 @@ def _flatten(bags: list, npartitions: int):
     if len(bags) == 1:
         return bags[0]
     if len({b.npartitions for b in bags}) == 1:
-        return db.map_partitions(_chain, *bags)
+        return db.map_partitions(_concat, *bags)
     bag = db.concat(bags)
     return bag.repartition(npartitions) if bag.npartitions > npartitions else bag
 
@@ -361,7 +357,7 @@ class _Translate(PipelineVisitor):
         for si in node.side_inputs:
             self.consumed.add(si.pvalue)
             side_specs.append((type(si), si._view_options()))
-            side_values.append(dask.delayed(_concat)(self.bags[si.pvalue].to_delayed(optimize_graph=False)))
+            side_values.append(dask.delayed(_concat)(*self.bags[si.pvalue].to_delayed(optimize_graph=False)))
         return bag.map_partitions(run_bundle, spec, side_specs, *side_values)
 
     def _declared(self, obj) -> None:
