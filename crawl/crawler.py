@@ -37,6 +37,7 @@ from crawl.robots_meta import page_signals
 from crawl.safety import AddressPolicy
 from crawl.sitemap import (MAX_LISTED_SITEMAPS, MAX_NESTED_SITEMAPS, MAX_SITEMAP_FILES, MAX_SITEMAP_URLS,
                            read_sitemap)
+from crawl.tdmrep import TdmFileCache
 from crawl.urls import authority_of, origin_of, try_canonicalize, url_id
 
 
@@ -85,6 +86,7 @@ class CrawlConfig:
     keep_raw_html: bool = True
     pdf: bool = True                        # fetch application/pdf too (text layer via crawl.pdf)
     plain_text: bool = True                 # fetch text/plain and text/markdown too (crawl.plain_text)
+    tdm_file: bool = True                   # read each origin's /.well-known/tdmrep.json (crawl.tdmrep)
     progress_every: float = 0.0               # seconds between progress lines inside a wave (0: none)
     chunk_size: int = 25                      # URLs per host between checkpoints (see crawl/checkpoint.py)
 
@@ -140,6 +142,7 @@ class WaveCrawler:
                                            + (PLAIN_TYPES if c.plain_text else ()),
                                            ), policy=self.policy)  # connect-time check of every request
         self.robots = RobotsCache(self.fetcher, c.user_agent, c.optout_token, check_address=self.policy.check)
+        self.tdm_files = TdmFileCache(self.fetcher, check_address=self.allow) if c.tdm_file else None
         self._renderer: RenderService | None = None
         self._render_lock = threading.Lock()
         self.clocks: dict[str, HostClock] = {}
@@ -156,6 +159,10 @@ class WaveCrawler:
         if reason:
             return reason
         return self.robots.decide(url).reason
+
+    def site_tdm(self, url: str) -> int | None:
+        """The site's TDMRep file's tdm-reservation for `url` (0, 1), or None: unset or not read."""
+        return self.tdm_files.reservation(url) if self.tdm_files is not None else None
 
     @property
     def renderer(self) -> RenderService:
@@ -398,7 +405,8 @@ class WaveCrawler:
             out.log.append(self._log(e, "skipped", "meta_refresh", target, res))
             return
         noindex, nofollow, reserved, images_reserved = page_signals(
-            html, res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"), c.user_agent)
+            html, res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"), c.user_agent,
+            self.site_tdm(final))
         final_decision = self.robots.decide(final) if final != url else decision
         big = len(res.body) > c.max_bytes
         decide_in_task = c.render == "auto" and not noindex and not big
@@ -496,7 +504,8 @@ class WaveCrawler:
         final_decision = self.robots.decide(res.final_url) if res.final_url != url else decision
         # a PDF has no <meta name="robots">: X-Robots-Tag is its only page-level directive
         noindex, nofollow, reserved, _ = page_signals(None, res.headers.get("x-robots-tag"),
-                                                      res.headers.get("tdm-reservation"), c.user_agent)
+                                                      res.headers.get("tdm-reservation"), c.user_agent,
+                                                      self.site_tdm(res.final_url))
         training = bool(final_decision.training_allowed) and not noindex and not reserved
         row.update({"final_url": res.final_url, "depth": e.get("depth", 0), "fetch_ms": res.fetch_ms,
                     "headers": page_headers(res.headers), "training_allowed": training,
@@ -514,7 +523,7 @@ class WaveCrawler:
         if self._too_large(e, res, out):
             return
         row, why = plain_page_row(url, res.html or "", res.encoding, res.status, res.content_type,
-                                  res.headers.items(), now_iso(), "crawl", c.user_agent)
+                                  res.headers.items(), now_iso(), "crawl", c.user_agent, self.site_tdm(res.final_url))
         if row is None:
             out.log.append(self._log(e, "skipped", why, "not a document", res))
             return

@@ -17,6 +17,7 @@ from crawl.politeness import HostClock
 from crawl.robots import RobotsCache
 from crawl.robots_meta import image_not_for_training
 from crawl.safety import AddressPolicy
+from crawl.tdmrep import TdmFileCache
 from crawl.urls import authority_of, try_canonicalize
 
 
@@ -33,6 +34,7 @@ class ImageFetchConfig:
     total_timeout: float = 20.0        # wall-clock cap on one image body
     max_bytes: int = 20 * 1024 * 1024
     retries: int = 1
+    tdm_file: bool = True              # read each origin's /.well-known/tdmrep.json (crawl.tdmrep)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,6 +63,7 @@ class ImageFetcher:
                                            max_bytes=cfg.max_bytes, retries=cfg.retries, accept_types=()),
                                policy=self.policy)  # the same policy checks each connection's peer (DNS rebinding)
         self.robots = RobotsCache(self.fetcher, cfg.user_agent, cfg.optout_token, check_address=self.policy.check)
+        self.tdm_files = TdmFileCache(self.fetcher, check_address=self.allow) if cfg.tdm_file else None
         self.clocks: dict[str, Any] = {}
 
     def _clock(self, url: str):
@@ -99,8 +102,9 @@ class ImageFetcher:
             out.reason, out.body = f"fetch_{res.skip}", b""
         elif res.final_url != canon and not self.robots.decide(res.final_url).training_allowed:
             out.training_allowed = False
+        site_tdm = self.tdm_files.reservation(res.final_url) if self.tdm_files is not None and not res.skip else None
         if not res.skip and image_not_for_training(res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"),
-                                                   (self.robots.user_agent,)):
+                                                   (self.robots.user_agent,), site_tdm):
             out.training_allowed = False
         return out
 

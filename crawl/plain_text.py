@@ -71,14 +71,16 @@ def markdown_title(text: str) -> str | None:
 
 
 def plain_page_row(url: str, decoded: str, encoding: str | None, status: int, content_type: str, header_items,
-                   fetched_at: str, source: str, user_agent: str) -> tuple[dict[str, Any] | None, str | None]:
+                   fetched_at: str, source: str, user_agent: str,
+                   site_tdm: int | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """(the PAGES row of a text file, None), or (None, "plain:machine_file"). `url` is canonical,
-    `decoded` the body as text (crawl/charset.py), `header_items` the response's (name, value) pairs."""
+    `decoded` the body as text (crawl/charset.py), `header_items` the response's (name, value) pairs,
+    `site_tdm` the site's TDMRep file's value for it (crawl/tdmrep.py)."""
     if machine_file(url):
         return None, "plain:machine_file"
     headers = merged_headers(header_items)
     noindex, nofollow, reserved, _ = page_signals(None, headers.get("x-robots-tag"), headers.get("tdm-reservation"),
-                                                  user_agent)
+                                                  user_agent, site_tdm)
     text = plain_text(decoded)
     lang = headers.get("content-language")
     return {

@@ -10,7 +10,8 @@ DESCRIPTION = (
     "schema corpus.schemas.PAGES) and OUT/log (one row per URL decision). robots.txt is honoured for "
     "--user-agent (else *); pages disallowed for --optout-token are kept for links but marked "
     "training_allowed=false, as are pages that reserve themselves from AI training (robots noai, TDMRep "
-    "tdm-reservation: 1; noimageai drops a page's images). Stop any time and continue with --resume. "
+    "tdm-reservation: 1 in a header, a meta tag or the site's /.well-known/tdmrep.json; noimageai drops a "
+    "page's images). Stop any time and continue with --resume. "
     "With --warc FILES, WARC "
     "archives are imported into the same pages dataset instead; with --mbox, mail archives (one row per message); "
     "with --html-dir, a folder of saved pages (one row per file).")
@@ -79,6 +80,9 @@ def configure(p):
                    "default a text file's body becomes a page's text, lines kept; robots.txt, ads.txt and "
                    "/.well-known/ files are logged plain:machine_file)")
     p.add_argument("--no-sitemaps", action="store_true", help="do not read sitemaps of seed hosts")
+    p.add_argument("--no-tdm-file", action="store_true",
+                   help="do not read each site's /.well-known/tdmrep.json (W3C TDMRep: a site-wide text-and-data-"
+                        "mining reservation that marks the pages it covers training_allowed=false)")
     p.add_argument("--keep-media", action="store_true", help="let the browser load fonts and media")
     _import_arguments(p)
     p.add_argument("--write-warc", action="store_true", help="also write fetched pages as OUT/warc/*.warc.gz")
@@ -162,7 +166,7 @@ def run(args, beam_args) -> int:
                      max_crawl_delay=args.max_crawl_delay, max_parallel_hosts=args.parallel_hosts,
                      read_timeout=args.timeout, max_bytes=args.max_bytes, retries=args.retries,
                      render_max_bytes=args.render_max_bytes,
-                     sitemaps=not args.no_sitemaps, pdf=not args.no_pdf, plain_text=not args.no_plain_text,
+                     sitemaps=not args.no_sitemaps, tdm_file=not args.no_tdm_file, pdf=not args.no_pdf, plain_text=not args.no_plain_text,
                      skip_media=not args.keep_media, render_workers=args.browsers,
                      render_pages_per_browser=args.pages_per_browser, extract_workers=args.extract_workers,
                      render_context_reuse=args.context_reuse,

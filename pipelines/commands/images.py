@@ -80,6 +80,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="read the images whose src starts with URL from the folder DIR instead of fetching them "
                         "(pages imported with `crawl --html-dir DIR --base-url URL`); nothing outside DIR is read")
     f.add_argument("--allow-private", action="store_true", help="allow private/loopback addresses (demo, tests)")
+    f.add_argument("--no-tdm-file", action="store_true",
+                   help="do not read each image host's /.well-known/tdmrep.json (W3C TDMRep: a site-wide "
+                        "reservation that marks the images it covers not for training)")
     f.add_argument("--delay", type=float, default=1.0, help="seconds between requests to one host")
     f.add_argument("--fetch-timeout", type=float, default=20.0, help="wall-clock cap per image download")
     f.add_argument("--user-agent", default=BOT_TOKEN, help="robots.txt product token")
@@ -113,7 +116,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                                out_format=args.out_format, svg=args.svg, animated=args.animated),
         alt=AltTextConfig(max_chars=args.max_alt_chars),
         fetch=ImageFetchConfig(user_agent=args.user_agent, allow_private=args.allow_private, delay=args.delay,
-                               total_timeout=args.fetch_timeout, max_bytes=args.max_bytes),
+                               total_timeout=args.fetch_timeout, max_bytes=args.max_bytes,
+                               tdm_file=not args.no_tdm_file),
         clip=ClipSelectConfig(args.clip_threshold, args.clip_top_percent),
         clip_model=args.clip_model, clip_checkpoint=ckpt, clip_batch_size=args.clip_batch_size,
         clip_threads=args.clip_threads, interleaved_threshold=args.interleaved_threshold,

@@ -32,6 +32,9 @@ from urllib.parse import unquote, urlsplit
 PACKAGE_DIR = Path(__file__).resolve().parent
 SITE_DIR = PACKAGE_DIR / "site"
 BASE_URL_TOKEN = b"{{BASE_URL}}"
+# site-wide files a crawler reads once per origin (per process), beside the pages: robots.txt and
+# TDMRep's /.well-known/tdmrep.json (crawl/tdmrep.py)
+SITE_FILES = ("/robots.txt", "/.well-known/tdmrep.json")
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -326,6 +329,10 @@ class DemoSite:
 
     def requested_paths(self) -> list[str]:
         return [r["path"] for r in self.requests()]
+
+    def page_paths(self) -> list[str]:
+        """requested_paths without the site-wide files a crawler reads (SITE_FILES)."""
+        return [p for p in self.requested_paths() if p not in SITE_FILES]
 
     def _log(self, rec: dict) -> None:
         with self._lock:

@@ -161,7 +161,7 @@ def test_crawl_publishes_pages_log_and_warc_to_s3_and_resumes(s3, tmp_path, caps
     """`cidermill crawl --out s3://...`: the crawl's state stays in a local work directory; each run
     publishes pages, log (with report), WARC files and state.json; the pages equal a local crawl's;
     --resume fetches no page twice; an s3:// OUT holding another crawl or another dataset is refused."""
-    from pipelines.demo_site.server import DemoSite
+    from pipelines.demo_site.server import SITE_FILES, DemoSite
     common = ["--allow-private", "--delay", "0", "--max-depth", "2", "--render", "never", "--no-sitemaps", "--quiet"]
     local, work = str(tmp_path / "local"), str(tmp_path / "work")
     with DemoSite() as site:
@@ -171,7 +171,7 @@ def test_crawl_publishes_pages_log_and_warc_to_s3_and_resumes(s3, tmp_path, caps
         remote = ["crawl", "--out", "s3://cider/crawl", "--work-dir", work, *common]
         assert main([*remote, *seeds, "--max-pages", "6", "--write-warc"]) == 0
         assert main([*remote, "--resume", "--max-pages", "10"]) == 0
-        fetched = [p for p in site.requested_paths()[site_paths:] if p != "/robots.txt"]
+        fetched = [p for p in site.requested_paths()[site_paths:] if p not in SITE_FILES]
         assert main([*remote, "--seeds", site.url + "/de/", "--max-pages", "2"]) == 1  # another crawl
         write_dataset("s3://cider/crawl-other", "documents", table(3))
         assert main(["crawl", "--out", "s3://cider/crawl-other", "--work-dir", str(tmp_path / "w2"), *seeds,
@@ -286,7 +286,7 @@ def test_crawl_into_s3_keeps_an_interrupted_waves_chunks_in_the_store(s3, tmp_pa
               progress=False, work_dir=str(tmp_path / "work"))
     with DemoSite() as site:
         def fetched():
-            return [p for p in site.requested_paths() if p != "/robots.txt"]
+            return site.page_paths()
         monkeypatch.setattr(crawl_pipeline.CrawlDriver, "_finish_wave", crash_in_wave_1)
         for resume in (False, False):  # a crash; then a rerun that starts over, and the same crash
             n = len(fetched())

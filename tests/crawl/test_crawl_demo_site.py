@@ -16,7 +16,7 @@ from corpus.reader import ShardDataset
 from corpus.verify import verify_dataset
 from pipelines.cli import main as cli_main
 from pipelines.crawl_pipeline import run_crawl
-from pipelines.demo_site.server import DemoSite
+from pipelines.demo_site.server import SITE_FILES, DemoSite
 
 pytestmark = pytest.mark.slow
 GT_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "pipelines", "demo_site", "ground_truth.json")
@@ -71,7 +71,7 @@ def test_zero_requests_to_disallowed_paths_from_access_log(crawl):
 def test_no_page_requested_twice(crawl):
     # pages, not the stylesheet or scripts the browser loads for each rendered page
     counts = Counter(r["path"] for r in crawl["requests"]
-                     if r["path"] != "/robots.txt" and not r["path"].endswith((".css", ".js")))
+                     if r["path"] not in SITE_FILES and not r["path"].endswith((".css", ".js")))
     assert [p for p, n in counts.items() if n > 1] == []
 
 
@@ -207,11 +207,11 @@ def test_resume_fetches_nothing_twice(tmp_path, capsys):
         common = ["crawl", "--out", out, "--allow-private", "--delay", "0", "--max-depth", "2", "--render", "never",
                   "--no-sitemaps", "--quiet"]
         assert cli_main(common + ["--seeds", site.url + "/", "--max-pages", "6", "--write-warc"]) == 0
-        first = [p for p in site.requested_paths() if p != "/robots.txt"]
+        first = site.page_paths()
         assert cli_main(common + ["--seeds", site.url + "/de/", "--max-pages", "6"]) == 1  # another crawl is there
         assert cli_main(common + ["--resume", "--max-pages", "15"]) == 0
         assert cli_main(common + ["--seeds", site.url + "/other", "--resume"]) == 1  # different seeds: refused
-        allp = [p for p in site.requested_paths() if p != "/robots.txt"]
+        allp = site.page_paths()
         rows = list(ShardDataset(os.path.join(out, "pages")).iter_rows(["id", "url"]))
         log = list(ShardDataset(os.path.join(out, "log")).iter_rows(["decision", "fetch_ms"]))
         assert sum(r["fetch_ms"] is not None for r in log) == 15
@@ -245,11 +245,11 @@ def test_interrupted_wave_reuses_its_finished_chunks(tmp_path, monkeypatch):
         monkeypatch.setattr(crawl_pipeline.CrawlDriver, "_finish_wave", crash_in_wave_1)
         with pytest.raises(RuntimeError):
             run_crawl([site.url + "/"], out, **kw)
-        before = [p for p in site.requested_paths() if p != "/robots.txt"]
+        before = site.page_paths()
         assert os.listdir(os.path.join(out, "waves", "00001", "partial"))
         monkeypatch.setattr(crawl_pipeline.CrawlDriver, "_finish_wave", real)
         pages_dir, summary = run_crawl([site.url + "/"], out, resume=True, **kw)
-        after = [p for p in site.requested_paths() if p != "/robots.txt"]
+        after = site.page_paths()
     assert len(before) == 9 and after == before  # the redone wave fetched nothing again
     assert len(ShardDataset(pages_dir)) == summary["pages"] >= 7
     assert not os.path.exists(os.path.join(out, "waves", "00001", "partial"))

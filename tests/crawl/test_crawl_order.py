@@ -14,6 +14,7 @@ from corpus.reader import ShardDataset
 from pipelines.cli import main as cli_main
 from pipelines.crawl_order import CrawlOrder
 from pipelines.demo_site import trap_site
+from pipelines.demo_site.server import SITE_FILES
 from pipelines.demo_site.trap_server import TrapSite
 from pipelines.frontier_eval import TRAP_KINDS
 
@@ -32,7 +33,7 @@ def crawls(tmp_path_factory):
                            "--max-depth", "12", "--no-sitemaps", "--retries", "0", "--quiet", "--order", order])
             assert rc == 0
             paths = list(site.paths)
-        kinds = Counter(trap_site.page(trap_site.BASE + p).kind for p in paths if p != "/robots.txt")
+        kinds = Counter(trap_site.page(trap_site.BASE + p).kind for p in paths if p not in SITE_FILES)
         log = [r for r in ShardDataset(str(d / "crawl" / "log")).iter_rows() if r["decision"] == "fetched"]
         out[order] = {"paths": paths, "kinds": kinds, "log": log}
     return out
