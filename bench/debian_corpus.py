@@ -1,7 +1,7 @@
 """The speed benches' corpus: real Debian documentation, fetched with apt, in chunks of up to about 2,000 words (a few run past it to the end of a block; a page's tail or a short page is one shorter chunk).
 
 `documents_jsonl(scratch, n)` runs `apt-get download` + `dpkg -x` of datatools.debian_docs.BENCH_PACKAGES
-into SCRATCH (never committed), cuts every HTML page into chunks of up to `words` words (paragraph
+(13,117 chunks; SCALE_PACKAGES when n asks for more: about 28,500) into SCRATCH (never committed), cuts every HTML page into chunks of up to `words` words (paragraph
 blocks in page order) and writes the first n as JSONL {"id", "text"}; `pages_dataset(scratch, n)`
 writes the same documents as a cidermill pages dataset (Arrow shards), the input of `cidermill text`.
 Both are cached under SCRATCH.
@@ -27,6 +27,9 @@ def documents_jsonl(scratch: str, n: int, words: int = CHUNK_WORDS) -> str:
     if not os.path.exists(path):
         root = debian_docs.fetch(os.path.join(scratch, "debian"), debian_docs.BENCH_PACKAGES)
         chunks = debian_docs.documents(root, words=words, min_words=MIN_WORDS)
+        if len(chunks) < n:  # the larger corpus: the same chunks first, then those of SCALE_PACKAGES
+            root = debian_docs.fetch(os.path.join(scratch, "debian"), debian_docs.SCALE_PACKAGES)
+            chunks = debian_docs.documents(root, words=words, min_words=MIN_WORDS)
         if len(chunks) < n:
             print(f"note: only {len(chunks)} documents available", flush=True)
         with open(path + ".tmp", "w", encoding="utf-8") as f:

@@ -40,6 +40,15 @@ def _run_conditions(rec: dict) -> str:
     return ", ".join(bits)
 
 
+def _label(name: str, rec: dict) -> str:
+    """`bench/NAME.py`; for a results file no script of that name wrote (bench/scale.py --name
+    scale-28k), the script in its argv: `bench/scale.py` (scale-28k)."""
+    argv = rec.get("argv") or []
+    if os.path.exists(os.path.join(ROOT, "bench", f"{name}.py")) or not (argv and str(argv[0]).endswith(".py")):
+        return f"`bench/{name}.py`"
+    return f"`bench/{os.path.basename(str(argv[0]))}` ({name})"
+
+
 def headline_rows(results_dir: str, notes: list[str] | None = None) -> list[list[str]]:
     """Table rows (bench, what, figure, target, run) from every results file, by bench name;
     `notes` collects each bench's "not_covered" lines."""
@@ -55,16 +64,17 @@ def headline_rows(results_dir: str, notes: list[str] | None = None) -> list[list
         heads = rec.get("headline") if isinstance(rec, dict) else None
         if not isinstance(heads, list):
             continue  # a results file without headline rows feeds no table row
+        label = _label(name, rec)
         first = True
         for h in heads:
             if not isinstance(h, dict) or not h.get("figure"):
                 raise TableError(f"{path}: a headline row needs at least 'what' and 'figure' ({h!r:.120})")
-            rows.append([f"`bench/{name}.py`" if first else "", _cell(h.get("what")), _cell(h.get("figure")),
+            rows.append([label if first else "", _cell(h.get("what")), _cell(h.get("figure")),
                          _cell(h.get("target")), _run_conditions(rec) if first else ""])
             first = False
         caveats = rec.get("not_covered") or []
         for c in [caveats] if isinstance(caveats, str) else caveats:
-            notes.append(f"- `bench/{name}.py` does not cover: {_cell(c)}")
+            notes.append(f"- {label} does not cover: {_cell(c)}")
     return rows
 
 

@@ -1,6 +1,6 @@
 """Do more workers add speed? Text chain, dedup, images and crawl jobs, one worker vs two, in-process vs Dask.
 
-    python bench/scale.py [--docs 12000] [--jobs cores,text,dedup,images,crawl,dedup1m]
+    python bench/scale.py [--docs 12000] [--jobs cores,text,dedup,images,crawl,dedup1m] [--name scale]
                           [--modes inprocess,mp2,dask1,dask2] [--scratch /tmp/cidermill-bench] [--rounds 1]
 
 With the defaults every job runs (about a quarter of an hour on a quiet 2-core machine, plus the
@@ -9,7 +9,9 @@ first download of the Debian documents and the first training of the default CLI
 Documents: real text chunks of Debian documentation (bench/debian_corpus.py, fetched with apt-get
 download into SCRATCH, not committed; --docs chunks of up to --words words, default 12,000 of up to
 2,000, the corpus of bench/dedup.py and bench/text_chain.py and the issue's measurements),
-written as a pages dataset of 4 MB shards.
+written as a pages dataset of 4 MB shards. Past 13,117 documents (up to 28,534) the corpus adds more
+manuals (datatools/debian_docs.py SCALE_PACKAGES) after the same first 13,117: `--docs 28534 --name
+scale-28k` measures where a larger input moves the speed-ups.
 Jobs (each a `cidermill text` run as a subprocess with a stage list):
   text   input, c4_lines, langid, gopher, repetition   (per-document work)
   dedup  input, dedup (exact + MinHash near)            (shuffle-heavy)
@@ -343,13 +345,15 @@ def main() -> int:
                     help="runs per cell, interleaved over modes for text and dedup; the median wall is kept")
     ap.add_argument("--summary-only", action="store_true", help="recompute the headline of the saved table")
     ap.add_argument("--merge", action="store_true",
-                    help="keep the other cells of bench/results/scale.json (same --docs) and replace the ones run now")
+                    help="keep the other cells of bench/results/NAME.json (same --docs) and replace the ones run now")
+    ap.add_argument("--name", default="scale",
+                    help="results file bench/results/NAME.json (a run at another --docs keeps its own: scale-28k)")
     args = ap.parse_args()
     from results import start_conditions
 
     if args.summary_only:
-        old = json.load(open(os.path.join(HERE, "results", "scale.json"), encoding="utf-8"))
-        summarise(old["rows"], old["documents"], old["start"])
+        old = json.load(open(os.path.join(HERE, "results", f"{args.name}.json"), encoding="utf-8"))
+        summarise(old["rows"], old["documents"], old["start"], args.name)
         return 0
     os.makedirs(args.scratch, exist_ok=True)
     start = start_conditions()
@@ -358,7 +362,7 @@ def main() -> int:
     n_docs = len(ShardDataset(pages))
     rows = []
     if args.merge:
-        old = json.load(open(os.path.join(HERE, "results", "scale.json"), encoding="utf-8"))
+        old = json.load(open(os.path.join(HERE, "results", f"{args.name}.json"), encoding="utf-8"))
         if old.get("documents") == n_docs:
             rows = [r for r in old["rows"] if not (r["job"] in args.jobs.split(",") and (
                 r["mode"] in args.modes.split(",") or r["job"] in ("crawl", "dedup1m", "images", "cores")))]
@@ -408,7 +412,7 @@ def text_job_rows(args, job: str, pages: str, n_docs: int, start: dict, other_ro
             rows.append({"job": job, "mode": mode, **r, "walls_s": [x["wall_s"] for x in runs[mode]],
                          "same_bytes": digests(outs[mode]) == ref,
                          "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
-        summarise(sorted([*other_rows, *rows], key=_order), n_docs, start)  # saved after every round
+        summarise(sorted([*other_rows, *rows], key=_order), n_docs, start, args.name)  # saved after every round
     return rows
 
 
@@ -437,7 +441,7 @@ def crawl_rows(args, rows: list, n_docs: int, start: dict) -> list:
         print(f"  crawl  {mode:<10} {r}", flush=True)
         new.append({"job": "crawl", "mode": mode, **r, "same_bytes": None,
                     "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
-        summarise(sorted([*rows, *new], key=_order), n_docs, start)
+        summarise(sorted([*rows, *new], key=_order), n_docs, start, args.name)
     return new
 
 
@@ -470,7 +474,7 @@ def images_rows(args, rows: list, n_docs: int, start: dict) -> list:
             print(f"  images {mode:<10} {r}", flush=True)
             new.append({"job": "images", "mode": mode, **r, "same_bytes": d == ref,
                         "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()})
-            summarise(sorted([*rows, *new], key=_order), n_docs, start)
+            summarise(sorted([*rows, *new], key=_order), n_docs, start, args.name)
     finally:
         srv.close()
     return new
@@ -489,7 +493,7 @@ def dedup1m_rows(args, rows: list, n_docs: int, start: dict) -> list:
     print(f"  dedup1m dask2 {r}", flush=True)
     new = [{"job": "dedup1m", "mode": "dask2", **r, "same_bytes": None,
             "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()}]
-    summarise(sorted([*rows, *new], key=_order), n_docs, start)
+    summarise(sorted([*rows, *new], key=_order), n_docs, start, args.name)
     return new
 
 
@@ -584,7 +588,7 @@ def cores_rows(args, rows: list, n_docs: int, start: dict) -> list:
           f"({r['chain_two_cpu_s']} CPU-s): {r['chain_two_vs_one']:.2f}x", flush=True)
     new = [{"job": "cores", "mode": "two", **r, "same_bytes": None,
             "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()}]
-    summarise(sorted([*rows, *new], key=_order), n_docs, start)
+    summarise(sorted([*rows, *new], key=_order), n_docs, start, args.name)
     return new
 
 
@@ -601,7 +605,7 @@ def _speedup(r: dict, base: dict) -> float:
     return round(base["wall_s"] / r["wall_s"], 2)
 
 
-def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
+def summarise(rows: list[dict], n_docs: int, start: dict, name: str = "scale") -> None:
     from results import save_result
 
     by = {(r["job"], r["mode"]): r for r in rows}
@@ -664,7 +668,7 @@ def summarise(rows: list[dict], n_docs: int, start: dict) -> None:
                          "target": "<= 1536 MB per worker"})
     absent = [j for j in ("cores", "text", "dedup", "images", "crawl", "dedup1m") if j not in {r["job"] for r in rows}]
     missing = f"jobs not run in this file's runs: {', '.join(absent)}; " if absent else ""
-    path = save_result("scale", {"documents": n_docs, "rows": rows, "headline": headline,
+    path = save_result(name, {"documents": n_docs, "rows": rows, "headline": headline,
                                  "not_covered": missing + "several machines; crawl and images rows: a generated static "
                                                 "site on loopback, delay 0, no rendering; the dedup1m row uses generated "
                                                 "short documents (--short-docs of them)"},
