@@ -21,6 +21,9 @@ $(NAUGHTY_WORDS):
 	@touch $(NAUGHTY_WORDS)
 
 $(STAMP): pyproject.toml
+	@# The virtualenv takes about 7 GB (torch and its CUDA libraries): say so before pip runs out of disk.
+	@free=$$(df -Pk . | awk 'NR==2 {print int($$4 / 1048576)}'); [ "$$free" -ge 8 ] \
+	  || echo "warning: $$free GB free here; the virtualenv needs about 7 GB (pip stops with 'No space left on device' below that)"
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# --no-cache-dir: no second copy of the wheels (torch and its CUDA libraries are several GB) in
