@@ -45,18 +45,21 @@ class TdmRule:
     pattern: re.Pattern
 
 
-def _normalized(s: str) -> str:
+def _normalized(s: str, safe: str = _SAFE) -> str:
     """Non-ASCII and spaces percent-encoded (UTF-8), escapes of unreserved characters decoded,
     other escapes in upper case: one spelling for one path."""
     def one(m: re.Match) -> str:
         c = chr(int(m.group(1), 16))
         return c if c in _UNRESERVED else "%" + m.group(1).upper()
-    return _ESCAPE.sub(one, quote(s, safe=_SAFE))
+    return _ESCAPE.sub(one, quote(s, safe=safe))
 
 
 def _target(url: str) -> str:
+    """A URL's path and query as patterns compare with it: a literal `$` or `*` in it is encoded,
+    as a pattern must write one (`/path/foo-%24` matches `/path/foo-$`)."""
     parts = urlsplit(url)
-    return _normalized((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+    return _normalized((parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
+                       _SAFE.replace("$", "").replace("*", ""))
 
 
 def _compile(location: str) -> re.Pattern | None:

@@ -36,7 +36,8 @@ def test_rules_first_match_patterns_and_protocol_errors():
              "not a rule",
              {"location": "/caf%C3%A9/", "tdm-reservation": 1},
              {"location": "/~user/", "tdm-reservation": 1},
-             {"location": "/search?q=*&page=", "tdm-reservation": 1}]
+             {"location": "/search?q=*&page=", "tdm-reservation": 1},
+             {"location": "/path/foo-%24", "tdm-reservation": 1}]
     base = "https://site.example"
     assert _value(rules, base + "/directory-a/x/y.html") == 1
     assert _value(rules, base + "/directory-b/images/tree.jpg") == 0      # the first match decides
@@ -53,6 +54,8 @@ def test_rules_first_match_patterns_and_protocol_errors():
     assert _value(rules, base + "/caf%c3%a9/menu") == 1
     assert _value(rules, base + "/%7Euser/notes") == 1                    # %7E is "~"
     assert _value(rules, base + "/search?q=cider&page=2") == 1            # the query is matched too
+    assert _value(rules, base + "/path/foo-$") == 1                       # a literal `$` is written %24
+    assert _value(rules, base + "/path/foo-") is None
     assert _value(rules, base + "/Directory-a/x") is None                 # case-sensitive
     assert _value(rules, base + "/elsewhere") is None                     # no match: unset
     assert site_reservation([], base + "/x") is None

@@ -17,7 +17,10 @@ whose raw digests had matched 32785ed's on the machine that recorded them; today
 same. Later the same day the report's `config.clip.threshold` (the cut taken from those scores, under
 a key that does not itself name clip) differed in its last digits on an AVX-512 host, so every float
 under a clip key is masked at any depth; that changed the two stats.json digests and nothing else
-(the run that re-recorded them printed the other 36 unchanged). Re-recording them
+(the run that re-recorded them printed the other 36 unchanged). On 2026-12-06 the report's config
+gained `fetch.tdm_file: true` (the image fetcher reads TDMRep's site-wide file); that key, and no
+other difference, was checked against the previous commit's stats.json files before the two
+digests were re-recorded again. Re-recording them
 (CIDERMILL_PRINT_GOLDEN=1 prints the new ones) must be a reviewed decision, never a way to make the
 test pass.
 """
@@ -38,7 +41,7 @@ BASE = "http://golden.archive.invalid"
 
 # relative path -> sha256, recorded from the old pipeline (see the module docstring)
 GOLDEN = {
-    'interleaved/_report/stats.json': '4b1b9a99d60a5eda06b2eefc3c6da6715e7b56f2e07acf21f717bf9c776550c1',  # config.fetch.agent_string: the crawler's one identity (crawl/identity.py)
+    'interleaved/_report/stats.json': 'a02fd3eb41413ece3a3d0b8db66f7e069b52fa741cb7bb98b44962e29555148b',  # config.fetch.agent_string: the crawler's one identity (crawl/identity.py)
     'interleaved/part-00000.arrow': '07b3de0b768979228684e3312088a902a0b630c849e28dae382847e6b48417ea',
     'pairs/_report/dropped/alt_empty.jsonl': '07df4ede9d5cb0d6bad903272d52a258711a69313c41979f706617dd0361e04f',
     'pairs/_report/dropped/alt_filename.jsonl': '14f331f5591e7ba305e86267ca4c417b4b229b68a6c29d5b4345bd47a66b11cc',
@@ -74,7 +77,7 @@ GOLDEN = {
     'pairs/_report/plots/sheet_image_truncated.png': 'dfd1b7b58d514a8f0187ba6e137ec87d2d4bc438a12620ecf9c879a721da696d',
     'pairs/_report/plots/sheet_kept.png': '4327b43215fe2e8f067646a4fbc9777e22923eb17eb969a5485b23c5a8ecc7d6',
     'pairs/_report/plots/sheet_page_training_optout.png': 'a78a40e8968c02309feb613557f6a45176d9dae1d860288c11138c29061750a2',
-    'pairs/_report/stats.json': '096bb2b144890cd98dc0656d22eafb13e49c9d8d206fd1ccb20926cc2b6754b8',
+    'pairs/_report/stats.json': '89ecb11afb45732bac655322ae158c69cf2ea0f4095c1feda2a51c4a43dfb95b',
     'pairs/part-00000.arrow': '6718b273c2ddd7920dd8fa0de398441fba6c1c51ae9a35a2c1fe6483be72d5aa',
 }
 
