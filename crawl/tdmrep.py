@@ -140,8 +140,8 @@ class TdmFileCache:
         """(the file, whether a later retry may find one: a transient failure)."""
         url = origin + PATH
         reason = self.check_address(url)
-        if reason:
-            return TdmFile(origin, None, time.time(), reason), False
+        if reason:  # refused by address policy or robots.txt; robots.txt that could not be read is asked again
+            return TdmFile(origin, None, time.time(), reason), reason == "robots_unavailable"
         res = self.fetcher.fetch(url, allow=self.check_address, accept_types=None, prefix=MAX_BYTES)
         if res.skip and not res.skip.startswith("http_"):
             return TdmFile(origin, None, time.time(), res.skip), True

@@ -87,7 +87,7 @@ def _page(title, head=""):
     return f"<html><head><title>{title}</title>{head}</head><body><article><h1>{title}</h1>{PROSE}</article></body></html>"
 
 
-def _crawl(tmp_path, tdmrep_route, **overrides):
+def _crawl(tmp_path, tdmrep_route, robots=None, **overrides):
     names = ["members/letter.html", "members/open.html", "members/notes.txt", "public.html"]
     links = "".join(f'<a href="/{n}">{n}</a> ' for n in names)
     routes = {
@@ -99,6 +99,8 @@ def _crawl(tmp_path, tdmrep_route, **overrides):
     }
     if tdmrep_route is not None:
         routes["/.well-known/tdmrep.json"] = tdmrep_route
+    if robots is not None:
+        routes["/robots.txt"] = Route(robots.encode(), ctype="text/plain")
     with LocalSite(routes) as site:
         pages_dir, _ = run_crawl([site.url + "/"], str(tmp_path / "crawl"), allow_private=True, render="never",
                                  delay=0, max_pages=20, max_depth=2, progress=False, **overrides)
@@ -117,6 +119,10 @@ def test_crawl_reads_the_sites_tdmrep_file(tmp_path):
     assert hits.count("/.well-known/tdmrep.json") == 1                              # once per origin
 
     allowed, hits = _crawl(tmp_path / "b", Route(rules, ctype="application/json"), tdm_file=False)
+    assert set(allowed.values()) == {True} and "/.well-known/tdmrep.json" not in hits
+    # robots.txt disallows the file's URL to the crawler: not requested, nothing reserved
+    allowed, hits = _crawl(tmp_path / "e", Route(rules, ctype="application/json"),
+                           robots="User-agent: *\nDisallow: /.well-known/\n")
     assert set(allowed.values()) == {True} and "/.well-known/tdmrep.json" not in hits
 
     allowed, _ = _crawl(tmp_path / "c", Route(b"<html><body>Page not found</body></html>"))  # a soft 404
