@@ -384,7 +384,7 @@ def text_job_rows(args, job: str, pages: str, n_docs: int, start: dict, other_ro
     cfg = config(args.scratch, job)
     modes = args.modes.split(",")
     runs: dict[str, list] = {m: [] for m in modes}
-    outs = {m: os.path.join(args.scratch, f"scale-out-{job}-{m}") for m in modes}
+    outs = {m: os.path.join(args.scratch, f"scale-out-{job}-{n_docs}-{m}") for m in modes}  # per input size
     rows: list = []
     for k in range(args.rounds):
         for mode in modes if k % 2 == 0 else modes[::-1]:
@@ -404,7 +404,7 @@ def text_job_rows(args, job: str, pages: str, n_docs: int, start: dict, other_ro
                 run.update(moved_between_workers(traffic))
             runs[mode].append(run)
             print(f"  {job:<6} {mode:<10} round {k + 1} {run}", flush=True)
-        ref_dir = os.path.join(args.scratch, f"scale-out-{job}-inprocess")  # a --merge run may not rerun it
+        ref_dir = os.path.join(args.scratch, f"scale-out-{job}-{n_docs}-inprocess")  # a --merge run may not rerun it
         ref = digests(ref_dir if os.path.exists(os.path.join(ref_dir, "_manifest.json")) else outs[modes[0]])
         rows = []
         for mode in modes:

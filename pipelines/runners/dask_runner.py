@@ -23,7 +23,7 @@ with a clear error rather than run wrongly.
 
 Options: --dask_client_address HOST:PORT (an existing scheduler) or --dask_workers N (a local
 cluster of N single-threaded worker processes, default 2, kept for the process's later jobs:
-runners/dask_client.py); --dask_npartitions P (default: 4 per worker).
+runners/dask_client.py); --dask_npartitions P (default: 2 per worker).
 """
 from __future__ import annotations
 
@@ -44,6 +44,15 @@ from corpus.errors import CidermillError
 log = logging.getLogger(__name__)
 
 
+# Partitions of each created collection per worker. Every partition is a task at each step and a
+# shuffle's tasks grow with the partitions, so more of them cost CPU per task: the dedup job of
+# 28,534 documents on 2 workers took 9.0-9.3 s with 4 partitions against 10.2-10.4 s with 8
+# (432 tasks against 1,164), and the 12,000-document text job the same with either (19.8-19.9 s
+# against 19.2-20.1 s; bench/scale.py, 2026-12-06). Two per worker still lets a worker that
+# finishes early take the other's second partition.
+PARTITIONS_PER_WORKER = 2
+
+
 class CidermillDaskOptions(PipelineOptions):
     @classmethod
     def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
@@ -52,7 +61,7 @@ class CidermillDaskOptions(PipelineOptions):
         parser.add_argument("--dask_workers", type=int, default=2,
                             help="worker processes of the local cluster when no address is given")
         parser.add_argument("--dask_npartitions", type=int, default=None,
-                            help="partitions of each created collection (default 4 per worker)")
+                            help=f"partitions of each created collection (default {PARTITIONS_PER_WORKER} per worker)")
         parser.add_argument("--dask_connection_timeout", type=float, default=10.0,
                             help="seconds to wait for the scheduler")
         parser.add_argument("--dask_traffic_json", default=None,
@@ -482,7 +491,7 @@ class DaskRunner(PipelineRunner):
         client, cluster = connect(opts.dask_client_address, opts.dask_workers, opts.dask_connection_timeout)
         try:
             n_workers = len(client.scheduler_info().get("workers", {})) or opts.dask_workers
-            visitor = _Translate(opts.dask_npartitions or 4 * max(1, n_workers))
+            visitor = _Translate(opts.dask_npartitions or PARTITIONS_PER_WORKER * max(1, n_workers))
             pipeline.visit(visitor)
             check_workers(client, visitor.modules)
             check_paths(client, visitor.paths)
