@@ -44,12 +44,8 @@ from corpus.errors import CidermillError
 log = logging.getLogger(__name__)
 
 
-# Partitions of each created collection per worker. Every partition is a task at each step and a
-# shuffle's tasks grow with the partitions, so more of them cost CPU per task: the dedup job of
-# 28,534 documents on 2 workers took 9.0-9.3 s with 4 partitions against 10.2-10.4 s with 8
-# (432 tasks against 1,164), and the 12,000-document text job the same with either (19.8-19.9 s
-# against 19.2-20.1 s; bench/scale.py, 2026-12-06). Two per worker still lets a worker that
-# finishes early take the other's second partition.
+# Partitions per worker of each created collection: every partition is a task at each step, so fewer
+# cost less CPU (README, "Fewer Dask partitions": 2-worker dedup 9.0-9.3 s with 4, 10.2-10.4 s with 8)
 PARTITIONS_PER_WORKER = 2
 
 
