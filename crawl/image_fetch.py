@@ -102,10 +102,11 @@ class ImageFetcher:
             out.reason, out.body = f"fetch_{res.skip}", b""
         elif res.final_url != canon and not self.robots.decide(res.final_url).training_allowed:
             out.training_allowed = False
-        site_tdm = self.tdm_files.reservation(res.final_url) if self.tdm_files is not None and not res.skip else None
-        if not res.skip and image_not_for_training(res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"),
-                                                   (self.robots.user_agent,), site_tdm):
-            out.training_allowed = False
+        if not res.skip:
+            site_tdm = self.tdm_files.reservation(res.final_url) if self.tdm_files is not None else None
+            if image_not_for_training(res.headers.get("x-robots-tag"), res.headers.get("tdm-reservation"),
+                                      (self.robots.user_agent,), site_tdm):
+                out.training_allowed = False
         return out
 
     def close(self) -> None:

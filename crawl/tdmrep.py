@@ -121,6 +121,7 @@ class TdmFile:
     rules: list[TdmRule] | None
     fetched_at: float
     detail: str = ""  # why there are no rules: http_404, not_tdmrep_json, a fetch skip reason
+    transient: bool = False  # a failure a later request may not meet (timeout, 5xx, 429): kept error_ttl
 
 
 class TdmFileCache:
@@ -136,19 +137,19 @@ class TdmFileCache:
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def _load(self, origin: str) -> tuple[TdmFile, bool]:
-        """(the file, whether a later retry may find one: a transient failure)."""
+    def _load(self, origin: str) -> TdmFile:
         url = origin + PATH
         reason = self.check_address(url)
         if reason:  # refused by address policy or robots.txt; robots.txt that could not be read is asked again
-            return TdmFile(origin, None, time.time(), reason), reason == "robots_unavailable"
+            return TdmFile(origin, None, time.time(), reason, transient=reason == "robots_unavailable")
         res = self.fetcher.fetch(url, allow=self.check_address, accept_types=None, prefix=MAX_BYTES)
         if res.skip and not res.skip.startswith("http_"):
-            return TdmFile(origin, None, time.time(), res.skip), True
+            return TdmFile(origin, None, time.time(), res.skip, transient=True)
         if not 200 <= res.status < 300:
-            return TdmFile(origin, None, time.time(), f"http_{res.status}"), res.status >= 500 or res.status == 429
+            return TdmFile(origin, None, time.time(), f"http_{res.status}",
+                           transient=res.status >= 500 or res.status == 429)
         rules = parse_tdmrep(res.body[:MAX_BYTES].decode("utf-8-sig", "replace"))
-        return TdmFile(origin, rules, time.time(), "" if rules is not None else "not_tdmrep_json"), False
+        return TdmFile(origin, rules, time.time(), "" if rules is not None else "not_tdmrep_json")
 
     def file(self, url: str) -> TdmFile:
         origin = origin_of(url)
@@ -156,11 +157,8 @@ class TdmFileCache:
             lock = self._locks.setdefault(origin, threading.Lock())
         with lock:
             f = self._files.get(origin)
-            if f is None or time.time() - f.fetched_at > self.ttl:
-                f, transient = self._load(origin)
-                if transient:  # asked again after error_ttl, not after a day
-                    f.fetched_at -= self.ttl - self.error_ttl
-                self._files[origin] = f
+            if f is None or time.time() - f.fetched_at > (self.error_ttl if f.transient else self.ttl):
+                f = self._files[origin] = self._load(origin)
             return f
 
     def reservation(self, url: str) -> int | None:
