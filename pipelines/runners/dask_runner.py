@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -363,7 +364,7 @@ class _Translate(PipelineVisitor):
             self.consumed.add(si.pvalue)
             side_specs.append((type(si), si._view_options()))
             side_values.append(dask.delayed(_concat)(*self.bags[si.pvalue].to_delayed(optimize_graph=False)))
-        return bag.map_partitions(run_bundle, spec, side_specs, *side_values)
+        return bag.map_partitions(run_bundle, spec, side_specs, *side_values, token=_task_name(node.full_label))
 
     def _declared(self, obj) -> None:
         """What a function declares its workers use locally (runners/dask_client.py's docstring)."""
@@ -374,6 +375,11 @@ class _Translate(PipelineVisitor):
 
     def leaves(self) -> list:
         return [b.map_partitions(_count) for pc, b in self.bags.items() if pc not in self.consumed]
+
+
+def _task_name(label: str) -> str:
+    """A Beam step's label as a Dask task-name prefix (what the dashboard and task stream show)."""
+    return "beam:" + re.sub(r"[^A-Za-z0-9_/]+", "_", label)[-60:]
 
 
 def _even_bag(items: list, npartitions: int):

@@ -392,3 +392,23 @@ def test_a_union_of_branches_keeps_each_partition_with_its_own_rows():
     other = _flatten([rows, db.from_sequence(range(80, 83), npartitions=3)], 8)
     assert other.npartitions == 8 and sorted(other.compute(scheduler="sync")) == list(range(83))
     assert _flatten([], 8).compute(scheduler="sync") == []
+
+
+def test_tasks_are_named_after_their_beam_steps():
+    """A task's name starts with its Beam step's label, so the Dask dashboard and task stream say
+    which step of the pipeline a slow or failing task belongs to; the graph still computes."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.runners.dask_runner import _overrides, _Translate
+    p = beam.Pipeline(options=PipelineOptions([]))
+    _ = (p | "Numbers" >> beam.Create(list(range(10))) | "Double it" >> beam.Map(lambda x: 2 * x)
+         | "Keep/Small" >> beam.Filter(lambda x: x < 10))
+    p.replace_all(_overrides())
+    visitor = _Translate(2)
+    p.visit(visitor)
+    (leaf,) = visitor.leaves()
+    names = {k[0] if isinstance(k, tuple) else k for k in leaf.__dask_graph__()}
+    assert any(n.startswith("beam:Double_it-") for n in names), names
+    assert any(n.startswith("beam:Keep/Small-") for n in names), names
+    assert sum(leaf.compute(scheduler="sync")) == 5
