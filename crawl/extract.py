@@ -340,7 +340,8 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     sure blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback);
     on a page that declares its posts in microdata, their messages without the posts' other blocks
     (crawl/extract_posts.py); on a `product` page, without its customer reviews (crawl/extract_reviews.py);
-    last, each paragraph once (crawl/extract_repeats.py).
+    then each paragraph once (crawl/extract_repeats.py); last, a selection of under MIN_WORDS words
+    is no main content (too_few_words).
     Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
@@ -349,12 +350,26 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     items = repeated_items(blocks)
     keep = main_region(blocks, propagate(blocks, keep, items), prob, items=items)
     if votes is None:
-        return drop_repeated(blocks, declared_posts(blocks, keep))
+        return too_few_words(blocks, drop_repeated(blocks, declared_posts(blocks, keep)))
     keep = section_headings(blocks, voted_listings(blocks, drop_post_meta(blocks, keep, votes, items), votes))
     if article:
         keep = article_region(blocks, keep, prob, votes, items=items)
     keep = declared_posts(blocks, peer_fallback(blocks, keep, votes))
-    return drop_repeated(blocks, drop_reviews(blocks, keep) if product else keep)
+    return too_few_words(blocks, drop_repeated(blocks, drop_reviews(blocks, keep) if product else keep))
+
+
+# Main content is at least a short sentence. What a selection keeps under this many words is what a
+# page without content shows around its empty place: a bot wall's "Help" link, a lone price, a
+# script shell's "Loading" (the development set's truth calls such pages empty; its shortest
+# non-empty truth has 15 words).
+MIN_WORDS = 5
+
+
+def too_few_words(blocks, keep: list[bool]) -> list[bool]:
+    """Nothing, where the kept blocks hold fewer than MIN_WORDS words in all."""
+    if sum(len(b.words) for b, k in zip(blocks, keep) if k) < MIN_WORDS:
+        return [False] * len(keep)
+    return keep
 
 
 LOW_SHARE = 0.75   # a block next to a kept sibling needs only this share of the threshold
