@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,6 +25,7 @@ from typing import Callable
 from protego import Protego
 
 from crawl.fetch import Fetcher
+from crawl.origin_cache import OriginCache
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
 from crawl.urls import origin_of
 
@@ -132,9 +132,9 @@ class RobotsCache:
         self.optout_token = optout_token
         self.ttl, self.error_ttl = ttl, error_ttl
         self.check_address = check_address or (lambda u: None)
-        self._entries: dict[str, RobotsEntry] = {}
-        self._locks: dict[str, threading.Lock] = {}
-        self._lock = threading.Lock()
+        # one robots.txt request per origin, even with many threads asking
+        self._cache: OriginCache[RobotsEntry] = OriginCache(
+            self._load, lambda e: self.ttl if e.state != "unavailable" else self.error_ttl)
 
     def _load(self, origin: str) -> RobotsEntry:
         url = origin + "/robots.txt"
@@ -152,18 +152,10 @@ class RobotsCache:
         return RobotsEntry(origin, "unavailable", res.status, fetched_at=time.time(), detail=f"http_{res.status}")
 
     def entry(self, url: str) -> RobotsEntry:
-        origin = origin_of(url)
-        with self._lock:
-            lock = self._locks.setdefault(origin, threading.Lock())
-        with lock:  # one robots.txt request per origin, even with many threads asking
-            e = self._entries.get(origin)
-            ttl = self.ttl if e is not None and e.state != "unavailable" else self.error_ttl
-            if e is None or time.time() - e.fetched_at > ttl:
-                e = self._entries[origin] = self._load(origin)
-            return e
+        return self._cache.get(origin_of(url))
 
     def put(self, entry: RobotsEntry) -> None:
-        self._entries[entry.origin] = entry
+        self._cache.put(entry.origin, entry)
 
     def decide(self, url: str) -> RobotsDecision:
         e = self.entry(url)

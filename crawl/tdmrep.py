@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import quote, urlsplit
 
 from crawl.fetch import Fetcher
+from crawl.origin_cache import OriginCache
 from crawl.urls import origin_of
 
 PATH = "/.well-known/tdmrep.json"
@@ -133,9 +133,8 @@ class TdmFileCache:
         self.fetcher = fetcher
         self.ttl, self.error_ttl = ttl, error_ttl
         self.check_address = check_address or (lambda u: None)
-        self._files: dict[str, TdmFile] = {}
-        self._locks: dict[str, threading.Lock] = {}
-        self._lock = threading.Lock()
+        self._cache: OriginCache[TdmFile] = OriginCache(
+            self._load, lambda f: self.error_ttl if f.transient else self.ttl)
 
     def _load(self, origin: str) -> TdmFile:
         url = origin + PATH
@@ -152,14 +151,7 @@ class TdmFileCache:
         return TdmFile(origin, rules, time.time(), "" if rules is not None else "not_tdmrep_json")
 
     def file(self, url: str) -> TdmFile:
-        origin = origin_of(url)
-        with self._lock:
-            lock = self._locks.setdefault(origin, threading.Lock())
-        with lock:
-            f = self._files.get(origin)
-            if f is None or time.time() - f.fetched_at > (self.error_ttl if f.transient else self.ttl):
-                f = self._files[origin] = self._load(origin)
-            return f
+        return self._cache.get(origin_of(url))
 
     def reservation(self, url: str) -> int | None:
         """The site's tdm-reservation for `url` from its file (0, 1), or None: unset."""
