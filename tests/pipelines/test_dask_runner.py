@@ -189,7 +189,7 @@ def test_crawl_same_pages_on_dask_even_with_a_worker_killed_mid_wave(tmp_path, d
                 if len(site.requests()) < 5:
                     return None
                 return next((w for w, keys in c.processing().items()
-                             if any("run_bundle" in str(k) for k in keys)), None)
+                             if any("beam:" in str(k) for k in keys)), None)  # a Beam step running
             assert wait_until(lambda: crawling() is not None, timeout=60)
             w = crawling()
             os.kill(pids[w], signal.SIGKILL)
