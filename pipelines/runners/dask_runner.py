@@ -15,7 +15,8 @@ PTransform overrides for Create/Reshuffle/Flatten) and changes these things:
   - a side input becomes one dask Delayed (the concatenation of its bag's partitions) passed as a
     task argument, so the scheduler materialises it before the tasks that read it;
   - a CombinePerKey is lifted: each partition combines its own rows per key first, so only the
-    accumulators cross the shuffle (Beam's portable runners do the same), not every row;
+    accumulators cross the shuffle (Beam's portable runners do the same), not every row; inside a
+    CombineGlobally (one key) they meet in one task instead of a shuffle;
   - every leaf collection is computed, in one graph, so shared upstream work runs once; leaves are
     reduced to counts on the workers, so no data travels back to the client.
 It supports batch pipelines in the global window (all of cidermill's); anything else is refused
@@ -28,11 +29,8 @@ runners/dask_client.py); --dask_npartitions P (default: 2 per worker).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import re
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from apache_beam import pvalue
@@ -41,6 +39,8 @@ from apache_beam.pipeline import PipelineVisitor
 from apache_beam.runners.runner import PipelineResult, PipelineRunner, PipelineState
 
 from corpus.errors import CidermillError
+from pipelines.runners.dask_tasks import (by_key, concat_parts, count_items, final_combine, grouped, merge_partials,
+                                         partial_combine, pick_tag, run_bundle, worker_traffic)
 
 log = logging.getLogger(__name__)
 
@@ -66,36 +66,7 @@ class CidermillDaskOptions(PipelineOptions):
                                  "from other workers (count, bytes) to this JSON file")
 
 
-# -- what runs inside a task -------------------------------------------------------------------
-def _receiver_base():
-    from apache_beam.runners.common import Receiver
-    return Receiver
-
-
-class _Collect(_receiver_base()):
-    """A Receiver: appends (tag, value) for every output the DoFn emits."""
-
-    def __init__(self, tag, out: list):
-        self.tag, self.out = tag, out
-
-    def receive(self, windowed_value):
-        self.out.append((self.tag, windowed_value.value))
-
-
-class _Receivers(dict):
-    def __init__(self, out: list):
-        super().__init__()
-        self.out = out
-
-    def __missing__(self, tag):
-        r = self[tag] = _Collect(tag, self.out)
-        return r
-
-
-def _concat(*parts) -> list:
-    return [x for part in parts for x in part]
-
-
+# -- helpers of the translation -----------------------------------------------------------------
 def _flatten(bags: list, npartitions: int):
     """The union of bags. Bags cut into the same number of partitions are zipped: partition i of the
     union joins partition i of each (a pipeline's branches split from one collection, such as the
@@ -109,146 +80,9 @@ def _flatten(bags: list, npartitions: int):
     if len(bags) == 1:
         return bags[0]
     if len({b.npartitions for b in bags}) == 1:
-        return db.map_partitions(_concat, *bags)
+        return db.map_partitions(concat_parts, *bags)
     bag = db.concat(bags)
     return bag.repartition(npartitions) if bag.npartitions > npartitions else bag
-
-
-# per worker process: DoFns already set up, by spec digest, reused across bundles as Beam allows
-# (a model a DoFn loads in setup() loads once per worker, not once per partition)
-# (a plain `dask worker` runs several threads: _IDLE_LOCK keeps two bundles from taking one invoker)
-_IDLE: "OrderedDict[str, list]" = OrderedDict()
-_IDLE_LOCK = threading.Lock()
-_KEEP = 16
-
-
-def _new_invoker(spec: bytes, side_specs: list, side_values: tuple):
-    from apache_beam import DoFn
-    from apache_beam.internal import pickler
-    from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, _OutputHandler
-    from apache_beam.transforms.sideinputs import SideInputMap
-    from apache_beam.transforms.window import GlobalWindows
-
-    fn, args, kwargs, label = pickler.loads(spec)
-    out: list = []
-    receivers = _Receivers(out)
-    handler = _OutputHandler(window_fn=None, main_receivers=receivers[None], tagged_receivers=receivers,
-                             per_element_output_counter=None, output_batch_converter=None,
-                             process_yields_batches=False, process_batch_yields_elements=False)
-    sides = [SideInputMap(view_cls, view_options, [GlobalWindows.windowed_value(v) for v in values])
-             for (view_cls, view_options), values in zip(side_specs, side_values)]
-    invoker = DoFnInvoker.create_invoker(
-        DoFnSignature(fn), handler, context=DoFnContext(label, state=None), side_inputs=sides,
-        input_args=args, input_kwargs=kwargs, user_state_context=None,
-        bundle_finalizer_param=DoFn.BundleFinalizerParam())
-    invoker.invoke_setup()
-    return invoker, out
-
-
-def _retire(entry) -> None:
-    try:
-        entry[0].invoke_teardown()
-    except Exception:  # noqa: BLE001  (teardown is best effort, as in Beam)
-        log.warning("DoFn teardown failed", exc_info=True)
-
-
-def run_bundle(items, spec: bytes, side_specs: list, *side_values) -> list:
-    """One dask partition = one Beam bundle: start, every element, finish.
-
-    `spec` is the Beam-pickled (DoFn, args, kwargs, label). A DoFn without side inputs is set up
-    once per worker process and reused for later bundles of the same step; one with side inputs
-    (concrete lists here, computed by the scheduler before this task) is built for the bundle."""
-    from apache_beam.transforms.window import GlobalWindows
-
-    key = None if side_specs else hashlib.sha1(spec).hexdigest()
-    entry = None
-    if key:
-        with _IDLE_LOCK:
-            idle = _IDLE.get(key)
-            entry = idle.pop() if idle else None
-    if entry is None:
-        entry = _new_invoker(spec, side_specs, side_values)
-    invoker, out = entry
-    out.clear()
-    try:
-        invoker.invoke_start_bundle()
-        for item in items:
-            invoker.invoke_process(GlobalWindows.windowed_value(item))
-        invoker.invoke_finish_bundle()
-    except BaseException:
-        _retire(entry)
-        raise
-    result = list(out)
-    out.clear()
-    if key is None:
-        _retire(entry)
-    else:
-        with _IDLE_LOCK:
-            _IDLE.setdefault(key, []).append(entry)
-            _IDLE.move_to_end(key)
-            evicted = [old for _ in range(len(_IDLE) - _KEEP) for old in _IDLE.popitem(last=False)[1]]
-        for old in evicted:
-            _retire(old)
-    return result
-
-
-def _pick(tagged: list, tag) -> list:
-    return [v for t, v in tagged if t == tag]
-
-
-def _group(kvs) -> list:
-    """One partition of an already shuffled bag of (key, values) groups -> (key, list) pairs."""
-    return [(k, [v for _, v in group]) for k, group in kvs]
-
-
-def _key(kv):
-    return kv[0]
-
-
-def _combine_fn(spec: bytes):
-    fn = _FNS.get(spec)
-    if fn is None:
-        from apache_beam.internal import pickler
-        if len(_FNS) > 64:  # a long-lived worker serving many jobs
-            _FNS.clear()
-        fn = _FNS[spec] = pickler.loads(spec)
-        fn.setup()
-    return fn
-
-
-_FNS: dict = {}  # per worker process: CombineFns by pickled bytes, set up once
-
-
-def _partial_combine(part, spec: bytes) -> list:
-    """Combiner lifting: one accumulator per key per partition, so only those cross the shuffle."""
-    fn = _combine_fn(spec)
-    accs: dict = {}
-    for k, v in part:
-        accs[k] = fn.add_input(accs[k] if k in accs else fn.create_accumulator(), v)
-    return [(k, fn.compact(a)) for k, a in accs.items()]
-
-
-def _final_combine(groups, spec: bytes) -> list:
-    fn = _combine_fn(spec)
-    return [(k, fn.extract_output(fn.merge_accumulators([a for _, a in group]))) for k, group in groups]
-
-
-def _count(part) -> int:
-    return sum(1 for _ in part)
-
-
-def _traffic(dask_worker) -> dict:
-    """Runs on each worker after a job: tasks it ran, task outputs it fetched from other workers and
-    their bytes (pickled sizes as Dask measures them), by task-name prefix. Rows that cross workers
-    are pickled, sent and unpickled: the CPU a second worker adds beyond the job's own work."""
-    by: dict = {}
-    for entry in dask_worker.transfer_incoming_log:
-        for key, nbytes in entry["keys"].items():
-            name = key[0] if isinstance(key, tuple) else str(key)
-            prefix = name.rsplit("-", 1)[0]
-            n, b = by.get(prefix, (0, 0))
-            by[prefix] = (n + 1, b + (nbytes or 0))
-    return {"executed": dask_worker.state.executed_count, "fetched": by}
 
 
 def _minus(after: dict, before: dict | None) -> dict:
@@ -288,9 +122,14 @@ class _Translate(PipelineVisitor):
         self._declared(t.fn)
         spec = pickler.dumps(t.fn)
         (bag,) = self._input(node)
-        out = (bag.map_partitions(_partial_combine, spec)
-               .groupby(_key, shuffle="tasks", npartitions=self.npartitions)
-               .map_partitions(_final_combine, spec))
+        partials = bag.map_partitions(partial_combine, spec)
+        if node.parent is not None and isinstance(node.parent.transform, beam.CombineGlobally):
+            # one key: the partitions' accumulators meet in one task, without a shuffle's
+            # npartitions x npartitions split, group and join tasks and their transfers
+            out = partials.repartition(1).map_partitions(merge_partials, spec)
+        else:
+            out = (partials.groupby(by_key, shuffle="tasks", npartitions=self.npartitions)
+                   .map_partitions(final_combine, spec))
         for pc in node.outputs.values():
             self.bags[pc] = out
 
@@ -326,7 +165,7 @@ class _Translate(PipelineVisitor):
         elif isinstance(t, _Flatten):
             bag = _flatten(ins, self.npartitions)
         elif isinstance(t, _GroupByKeyOnly):
-            bag = (ins[0].groupby(_key, shuffle="tasks", npartitions=self.npartitions).map_partitions(_group))
+            bag = (ins[0].groupby(by_key, shuffle="tasks", npartitions=self.npartitions).map_partitions(grouped))
         elif isinstance(t, beam.ParDo):
             bag = self._pardo(node, t, ins[0])
             if ins[0].name in self.reshuffled and bag.npartitions < self.npartitions:
@@ -340,10 +179,10 @@ class _Translate(PipelineVisitor):
             raise CidermillError(f"--runner dask has no translation for {type(t).__name__} ({node.full_label})")
         if isinstance(t, beam.ParDo) and len(outs) > 1:
             for tag, pc in outs:
-                self.bags[pc] = bag.map_partitions(_pick, None if tag in (None, "None") else tag)
+                self.bags[pc] = bag.map_partitions(pick_tag, None if tag in (None, "None") else tag)
         else:
             for _, pc in outs:
-                self.bags[pc] = bag.map_partitions(_pick, None) if isinstance(t, beam.ParDo) else bag
+                self.bags[pc] = bag.map_partitions(pick_tag, None) if isinstance(t, beam.ParDo) else bag
 
     def _pardo(self, node, t, bag):
         import dask
@@ -363,7 +202,7 @@ class _Translate(PipelineVisitor):
         for si in node.side_inputs:
             self.consumed.add(si.pvalue)
             side_specs.append((type(si), si._view_options()))
-            side_values.append(dask.delayed(_concat)(*self.bags[si.pvalue].to_delayed(optimize_graph=False)))
+            side_values.append(dask.delayed(concat_parts)(*self.bags[si.pvalue].to_delayed(optimize_graph=False)))
         return bag.map_partitions(run_bundle, spec, side_specs, *side_values, token=_task_name(node.full_label))
 
     def _declared(self, obj) -> None:
@@ -374,7 +213,7 @@ class _Translate(PipelineVisitor):
             self.file_users.append(obj)
 
     def leaves(self) -> list:
-        return [b.map_partitions(_count) for pc, b in self.bags.items() if pc not in self.consumed]
+        return [b.map_partitions(count_items) for pc, b in self.bags.items() if pc not in self.consumed]
 
 
 def _task_name(label: str) -> str:
@@ -449,7 +288,7 @@ class DaskResult(PipelineResult):
     def _log_traffic(self) -> dict:
         """Per worker: tasks run and task outputs fetched from other workers (logged at INFO)."""
         try:
-            traffic = {w: _minus(t, self.before.get(w)) for w, t in self.client.run(_traffic).items()}
+            traffic = {w: _minus(t, self.before.get(w)) for w, t in self.client.run(worker_traffic).items()}
         except Exception:  # noqa: BLE001  (a diagnostic: a worker gone after the job is no error)
             return {}
         for worker, t in sorted(traffic.items()):
@@ -498,7 +337,7 @@ class DaskRunner(PipelineRunner):
             check_workers(client, visitor.modules)
             check_paths(client, visitor.paths)
             check_files(client, visitor.file_users)
-            before = client.run(_traffic) if opts.dask_traffic_json else None
+            before = client.run(worker_traffic) if opts.dask_traffic_json else None
             futures = client.compute(visitor.leaves())
         except BaseException:
             let_go(client, cluster, failed=True)
