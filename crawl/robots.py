@@ -25,8 +25,8 @@ from typing import Callable
 from protego import Protego
 
 from crawl.fetch import Fetcher
-from crawl.origin_cache import OriginCache
 from crawl.identity import BOT_TOKEN, OPTOUT_TOKEN
+from crawl.origin_cache import OriginCache
 from crawl.urls import origin_of
 
 MAX_ROBOTS_BYTES = 500 * 1024

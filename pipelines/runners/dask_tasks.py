@@ -164,11 +164,10 @@ def final_combine(groups, spec: bytes) -> list:
 def merge_partials(part, spec: bytes) -> list:
     """The final combine of accumulators gathered into one partition (a global combine's one key),
     merged in partition order."""
-    fn = _combine_fn(spec)
     groups: dict = {}
-    for k, acc in part:
-        groups.setdefault(k, []).append(acc)
-    return [(k, fn.extract_output(fn.merge_accumulators(accs))) for k, accs in groups.items()]
+    for kv in part:
+        groups.setdefault(kv[0], []).append(kv)
+    return final_combine(groups.items(), spec)
 
 
 def count_items(part) -> int:
