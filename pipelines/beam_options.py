@@ -74,6 +74,16 @@ def pipeline_options(beam_args: Sequence[str] | None = None, **overrides):
     return opts
 
 
+def controller_holds_collections(pipeline) -> bool:
+    """Whether `pipeline` runs on one of Beam's local runners (FnApiRunner, and DirectRunner, which
+    runs on it): they keep every collection that crosses a fused stage, encoded, in their one
+    controller process, and with `multi_processing` move it through that process to the workers.
+    A step that would make such a runner hold whole rows can stage them as files instead
+    (pipelines/dedup_fused.py). Dask keeps partitions in its workers' memory and moves them only
+    between workers."""
+    return type(pipeline.runner).__name__ in ("FnApiRunner", "DirectRunner", "SwitchingDirectRunner")
+
+
 @contextlib.contextmanager
 def beam_job(beam_args: Sequence[str] | None = None) -> Iterator:
     """`with beam.Pipeline(options=pipeline_options(beam_args)) as p`, and once the job has run,

@@ -17,8 +17,20 @@ compare them) with a fraction of the transforms and of the per-element work:
    result {key: (root, size, exact duplicate?)} covers only documents in clusters of two or more.
 5. Mark: one Map over the rows with that table as a side input writes the four dedup fields.
 
-Memory bound (every worker holds the two side inputs; a local runner also holds the rows
-between Prepare and Mark, as any pipeline that decides after seeing the whole corpus must):
+Staged rows (`stage_dir`; the text pipeline sets its output directory on Beam's local runners,
+pipelines/beam_options.py controller_holds_collections): steps 3 and 5 read the rows again after
+steps 2 and 4 have seen the whole corpus, so the runner keeps them in between. FnApiRunner keeps
+them encoded in its controller process, and with `multi_processing` moves them through that
+process to a worker each time (measured on a 2-worker dedup job of 12,000 documents: 2.2 of the
+controller's 4.6 CPU-s went to moving data). With a stage directory, Prepare also writes each
+batch of rows as one pickled blob into that directory's staging area (corpus/writer.py
+stage_bytes: named by content, so a task that runs twice writes the same file; removed with the
+rest of the staging area when the job has finished) and only the blobs' names travel on;
+CandidateData and Mark read the rows back from there. The marks and the rows that come out are
+the same either way. On disk, the staging area then holds the rows once more until the job ends.
+
+Memory bound (every worker holds the two side inputs; without staging, a local runner also holds
+the rows between Prepare and Mark, as any pipeline that decides after seeing the whole corpus must):
 about 150 bytes per candidate pair + 200 bytes per document in a cluster of two or more, plus
 20 bytes per band entry (bands per document) for the LSH step. A corpus whose duplicates alone
 do not fit one worker's memory takes the keyed path (`mode: keyed` in the text config: every
@@ -26,8 +38,11 @@ step keyed work, connected components as iterated large/small-star rounds).
 """
 from __future__ import annotations
 
+import pickle
+
 import apache_beam as beam
 
+from corpus.writer import stage_bytes, staged_bytes
 from filters.dedup_cluster import UnionFind, similarity_for
 from filters.dedup_lsh import (add_edge, candidate_data, cluster_labels, exact_edges, fused_params,
                                key_of, mark_row, partner_index, partition_pairs, prepare_batch, verify_pair,
@@ -42,10 +57,15 @@ class _Prepare(beam.DoFn):
     strings of uint64 bucket ids, uint32 signature fingerprints and uint64 key hashes per bucket
     partition; filters/dedup_lsh.py prepare_batch). One normalisation per text."""
 
-    def __init__(self, text_field, key_field, exact, near, num_perm, seed, ngram, bands, rows, partitions):
+    def __init__(self, text_field, key_field, exact, near, num_perm, seed, ngram, bands, rows, partitions,
+                 stage_dir=None):
         self.text_field, self.key_field, self.exact, self.near = text_field, key_field, exact, near
         self.num_perm, self.seed, self.ngram = num_perm, seed, ngram
         self.bands, self.rows, self.partitions = bands, rows, max(1, partitions)
+        self.stage_dir = stage_dir
+
+    def dataset_paths(self) -> list[str]:  # what a remote runner's workers must see (runners/dask_client.py)
+        return [self.stage_dir] if self.stage_dir else []
 
     def setup(self):
         self.hasher = MinHasher(self.num_perm, self.seed) if self.near else None
@@ -53,10 +73,17 @@ class _Prepare(beam.DoFn):
     def process(self, batch):
         exact_items, band_items, _ = prepare_batch(batch, self.text_field, self.key_field, self.exact, self.hasher,
                                                    self.ngram, self.bands, self.rows, self.partitions)
+        if self.stage_dir:  # main output: the staged batch's name, in place of the rows
+            yield stage_bytes(self.stage_dir, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
         for item in exact_items:
             yield beam.pvalue.TaggedOutput(EXACT, item)
         for item in band_items:
             yield beam.pvalue.TaggedOutput(BANDS, item)
+
+
+def _staged_rows(stage_dir: str, name: str) -> list[dict]:
+    """The batch of rows that _Prepare staged under `name` (pickled by this job's own workers)."""
+    return pickle.loads(staged_bytes(stage_dir, name))
 
 
 class _PartnerIndex(beam.CombineFn):
@@ -84,15 +111,36 @@ class _CandidateData(beam.DoFn):
     """Batches of rows -> ((a, b), (key hash, key, verification data)) once per candidate pair a
     document is in (filters/dedup_lsh.py candidate_data); rows of no candidate pair emit nothing."""
 
-    def __init__(self, text_field, key_field, ngram, verify, num_perm, seed):
+    def __init__(self, text_field, key_field, ngram, verify, num_perm, seed, stage_dir=None):
         self.text_field, self.key_field, self.ngram, self.verify = text_field, key_field, ngram, verify
-        self.num_perm, self.seed = num_perm, seed
+        self.num_perm, self.seed, self.stage_dir = num_perm, seed, stage_dir
+
+    def dataset_paths(self) -> list[str]:
+        return [self.stage_dir] if self.stage_dir else []
 
     def setup(self):
         self.hasher = MinHasher(self.num_perm, self.seed) if self.verify == "signature" else None
 
     def process(self, batch, index):
+        if not index:  # no candidate pair anywhere: nothing to read back
+            return
+        if self.stage_dir:
+            batch = _staged_rows(self.stage_dir, batch)
         yield from candidate_data(batch, index, self.text_field, self.key_field, self.ngram, self.hasher)
+
+
+class _MarkStaged(beam.DoFn):
+    """Staged batch names -> the batches' rows with their dedup marks."""
+
+    def __init__(self, key_field, stage_dir):
+        self.key_field, self.stage_dir = key_field, stage_dir
+
+    def dataset_paths(self) -> list[str]:
+        return [self.stage_dir]
+
+    def process(self, name, labels):
+        for row in _staged_rows(self.stage_dir, name):
+            yield mark_row(row, labels, self.key_field)
 
 
 class _Clusters(beam.CombineFn):
@@ -123,19 +171,25 @@ class FusedDedup(beam.PTransform):
     """Exact and/or near dedup of PCollection[dict]; every row comes out with dedup_cluster,
     dedup_cluster_size, dedup_keep and dedup_reason, as ExactDedup | NearDedup write them."""
 
-    def __init__(self, text_field: str = "text", key_field: str = "id", **options):
+    def __init__(self, text_field: str = "text", key_field: str = "id", stage_dir: str | None = None, **options):
+        """`stage_dir`: a dataset directory (local or s3://) whose staging area holds the rows
+        between Prepare and Mark (see the module docstring); None keeps them in the runner."""
         super().__init__()
-        self.text_field, self.key_field = text_field, key_field
+        self.text_field, self.key_field, self.stage_dir = text_field, key_field, stage_dir
         self.p = fused_params(**options)  # filters/dedup_lsh.py: defaults and checks
 
     def expand(self, rows):
-        tf, kf, p = self.text_field, self.key_field, self.p
+        tf, kf, p, sd = self.text_field, self.key_field, self.p, self.stage_dir
+        if not (p.exact or p.near):
+            return rows | "NoDedup" >> beam.Map(lambda r: with_marks(r, key_of(r, kf), 1, True, None))
         batches = rows | "Batch" >> beam.BatchElements(min_batch_size=min(32, p.batch_size),
                                                        max_batch_size=p.batch_size)
         prep = (batches
                 | "Prepare" >> beam.ParDo(_Prepare(tf, kf, p.exact, p.near, p.num_perm, p.seed, p.ngram, p.bands,
-                                                   p.rows, p.bucket_partitions))
-                .with_outputs(EXACT, BANDS))
+                                                   p.rows, p.bucket_partitions, sd))
+                .with_outputs(EXACT, BANDS, main="staged"))
+        if sd:
+            batches = prep.staged  # names of staged batches from here on
         edges = []
         if p.exact:
             edges.append(prep[EXACT] | "ExactGroups" >> beam.GroupByKey() | "ExactEdges" >> beam.FlatMap(exact_edges))
@@ -145,16 +199,16 @@ class FusedDedup(beam.PTransform):
                      | "Candidates" >> beam.FlatMap(partition_pairs)
                      | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex()).without_defaults())
             edges.append(batches
-                         | "CandidateData" >> beam.ParDo(_CandidateData(tf, kf, p.ngram, p.verify, p.num_perm, p.seed),
+                         | "CandidateData" >> beam.ParDo(_CandidateData(tf, kf, p.ngram, p.verify, p.num_perm, p.seed, sd),
                                               beam.pvalue.AsSingleton(index, default_value={}))
                          | "Pairs" >> beam.GroupByKey()
                          | "Verify" >> beam.FlatMap(verify_pair, threshold=p.threshold,
                                                     similarity=similarity_for(p.verify)))
-        if not edges:
-            return rows | "NoDedup" >> beam.Map(lambda r: with_marks(r, key_of(r, kf), 1, True, None))
         all_edges = edges[0] if len(edges) == 1 else tuple(edges) | "AllEdges" >> beam.Flatten()
         # without_defaults: no default-value branch (a Create and a side-input Map, two more fused
         # stages per combine); an empty result is the side input's default instead
-        labels = all_edges | "Clusters" >> beam.CombineGlobally(_Clusters()).without_defaults()
-        return rows | "Mark" >> beam.Map(mark_row, labels=beam.pvalue.AsSingleton(labels, default_value={}),
-                                         key_field=kf)
+        clusters = all_edges | "Clusters" >> beam.CombineGlobally(_Clusters()).without_defaults()
+        labels = beam.pvalue.AsSingleton(clusters, default_value={})
+        if sd:
+            return batches | "Mark" >> beam.ParDo(_MarkStaged(kf, sd), labels=labels)
+        return rows | "Mark" >> beam.Map(mark_row, labels=labels, key_field=kf)

@@ -30,6 +30,7 @@ from corpus.reader import ShardDataset
 from corpus.report import ReportStats, merge_all
 from filters import percentile
 from filters.chain import TextChain, funnel, input_files
+from pipelines.beam_options import controller_holds_collections
 from pipelines.report_io import WriteReport
 from pipelines.shards_io import WriteShards, read_items
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
@@ -164,8 +165,9 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
         dead = rows | "Dead" >> beam.Filter(lambda r: not alive(r))
         try:
             if mode == "fused":
-                marked = marked | "Dedup" >> FusedDedup(text_field="text", key_field="id", exact=exact, near=near,
-                                                         **dcfg)
+                stage = out_dir if controller_holds_collections(p) else None  # rows as files, not in the runner
+                marked = marked | "Dedup" >> FusedDedup(text_field="text", key_field="id", stage_dir=stage,
+                                                         exact=exact, near=near, **dcfg)
             if mode == "keyed" and exact:
                 marked = marked | "ExactDedup" >> ExactDedup(text_field="text", key_field="id")
             if mode == "keyed" and near:

@@ -1,6 +1,8 @@
 """FusedDedup (pipelines/dedup_fused.py) against the keyed path (ExactDedup | NearDedup), the
 one-process run of the same steps (filters/dedup_lsh.py fused_dedup_rows, the local text engine's
 dedup) and the in-memory reference: same marks on generated near-duplicates, bad input, each mode."""
+import pickle
+
 import pytest
 
 from filters.dedup_cluster import near_dedup_in_memory
@@ -41,6 +43,12 @@ def test_fused_equals_keyed_path_and_reference(tmp_path):
     keyed = _run(tmp_path, lambda pc: pc | ExactDedup() | NearDedup(), rows, name="keyed.json")
     fused = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="fused.json")
     assert len(fused) == len(rows) and _marks(fused) == _marks(keyed)
+    stage = tmp_path / "out"  # rows staged as blobs between the steps instead of held by the runner
+    staged = _run(tmp_path, lambda pc: pc | FusedDedup(stage_dir=str(stage), batch_size=7), rows, name="staged.json")
+    assert _by_id(staged) == _by_id(fused)
+    blobs = [pickle.loads(f.read_bytes()) for f in (stage / ".staging").iterdir()]
+    assert all(len(b) <= 7 for b in blobs)  # one blob per batch, each row in exactly one
+    assert sorted(repr(r) for b in blobs for r in b) == sorted(repr(r) for r in rows)
     local = _local(rows)
     assert len(local) == len(rows) and _marks(local) == _marks(fused)
     assert sum(not r["dedup_keep"] for r in local) >= 10  # the comparison covers real clusters
@@ -86,6 +94,9 @@ def test_fused_same_result_with_two_worker_processes_and_small_batches(tmp_path)
     multi = _run(tmp_path, lambda pc: pc | FusedDedup(batch_size=3, bucket_partitions=5), rows,
                  ["--direct_num_workers=2", "--direct_running_mode=multi_processing"], name="multi.json")
     assert single == multi
+    staged = _run(tmp_path, lambda pc: pc | FusedDedup(batch_size=3, stage_dir=str(tmp_path / "out")), rows,
+                  ["--direct_num_workers=2", "--direct_running_mode=multi_processing"], name="staged.json")
+    assert _by_id(staged) == _by_id(single)
     assert sum(not r["dedup_keep"] for r in single) == 6 + 3 + 2
     assert _marks(_local(rows, batch_size=3)) == _marks(single)
 
