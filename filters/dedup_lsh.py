@@ -317,10 +317,32 @@ def partner_index(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
     return {k: sorted(v) for k, v in index.items()}
 
 
+GROUP = -1  # second half of a verification key that names a group of documents, not a pair
+VERIFY_GROUP_CAP = 256  # key hashes at most in one verification group
+
+
+def verify_groups(index: dict[int, list[int]], cap: int = VERIFY_GROUP_CAP) -> dict[int, int]:
+    """{key hash: its group} for the key hashes of every connected component of the candidate
+    graph with at most `cap` of them; group = the component's smallest key hash.
+
+    Why: verification brings both documents' shingle sets together. Keyed by pair, a document's set
+    travels once per candidate pair it is in (12,361 pairs of 6,558 documents at 28,534 documents);
+    keyed by component, once. A component larger than `cap` (a large family of near copies) stays
+    keyed by pair, so no verification task holds more than `cap` documents' sets."""
+    uf = UnionFind()
+    for a, partners in index.items():
+        for b in partners:
+            if a < b:
+                uf.union(a, b)
+    return {kh: root for root, members in uf.components().items() if len(members) <= cap for kh in members}
+
+
 def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_field: str, key_field: str, ngram: int,
-                   hasher: MinHasher | None) -> Iterator[tuple[tuple[int, int], tuple[int, str, bytes]]]:
-    """Rows -> ((a, b), (key hash, key, verification data)) once per candidate pair a document is
-    in. Data: the sorted distinct shingle hashes, or the signature when `hasher` is given
+                   hasher: MinHasher | None, groups: dict[int, int] | None = None
+                   ) -> Iterator[tuple[tuple[int, int], tuple]]:
+    """Rows -> their verification data under the keys that verify_pair groups: (group, GROUP) once
+    for a document in one of `groups` (verify_groups), else (a, b) once per candidate pair it is
+    in (by_pair). Data: the sorted distinct shingle hashes, or the signature when `hasher` is given
     (verify="signature"), as uint32 bytes. Candidates of a batch are shingled together."""
     if not index:
         return
@@ -329,34 +351,59 @@ def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_fiel
         return
     _, keys, sigs, sets = _prepared(candidates, text_field, key_field, False, hasher or _SET_ONLY, ngram)
     data = sets if hasher is None else list(sigs)
-    yield from by_pair(((key_hash(k), k, d.tobytes()) for k, d in zip(keys, data)), index)
+    yield from by_pair(((key_hash(k), k, d.tobytes()) for k, d in zip(keys, data)), index, groups)
 
 
-def by_pair(members: Iterable[tuple[int, str, bytes]], index: dict[int, list[int]]
-            ) -> Iterator[tuple[tuple[int, int], tuple[int, str, bytes]]]:
+def by_pair(members: Iterable[tuple[int, str, bytes]], index: dict[int, list[int]],
+            groups: dict[int, int] | None = None) -> Iterator[tuple[tuple[int, int], tuple]]:
     """(key hash, key, data) of documents -> ((a, b), member) once per candidate pair (partner_index)
-    the document is in."""
+    the document is in; a document in `groups` instead once as ((group, GROUP), member + (its
+    partners,))."""
     for kh, key, data in members:
+        if groups and kh in groups:
+            yield (groups[kh], GROUP), (kh, key, data, index[kh])
+            continue
         for p in index.get(kh, ()):
             yield (min(kh, p), max(kh, p)), (kh, key, data)
 
 
-def verify_pair(item, threshold: float, similarity: Callable[[np.ndarray, np.ndarray], float]):
-    """((a, b), members) -> edges (smaller key, larger key, False) between a-side and b-side
-    documents whose similarity >= threshold. One key twice (duplicate ids, different text): the
+def _sides(members: Iterable[tuple]) -> dict[int, dict[str, bytes]]:
+    """Members -> {key hash: {key: data}}. One key twice (duplicate ids, different text): the
     smallest data bytes, as the keyed path picks."""
-    (a, b), members = item
-    sides: dict[int, dict[str, bytes]] = {a: {}, b: {}}
-    for kh, key, data in members:
-        side = sides[kh]
+    sides: dict[int, dict[str, bytes]] = {}
+    for kh, key, data, *_ in members:
+        side = sides.setdefault(kh, {})
         if key not in side or data < side[key]:
             side[key] = data
-    other = [(kb, np.frombuffer(db, dtype=np.uint32)) for kb, db in sorted(sides[b].items())]
-    for ka, da in sorted(sides[a].items()):
+    return sides
+
+
+def _pair_edges(side_a: dict[str, bytes], side_b: dict[str, bytes], threshold: float,
+                similarity: Callable[[np.ndarray, np.ndarray], float]):
+    other = [(kb, np.frombuffer(db, dtype=np.uint32)) for kb, db in sorted(side_b.items())]
+    for ka, da in sorted(side_a.items()):
         va = np.frombuffer(da, dtype=np.uint32)
         for kb, vb in other:
             if ka != kb and similarity(va, vb) >= threshold:
                 yield (min(ka, kb), max(ka, kb), False)
+
+
+def verify_pair(item, threshold: float, similarity: Callable[[np.ndarray, np.ndarray], float]):
+    """((a, b), members) -> edges (smaller key, larger key, False) between a-side and b-side
+    documents whose similarity >= threshold; ((group, GROUP), members) -> the same for every
+    candidate pair inside the group (each member carries its partners)."""
+    (a, b), members = item
+    if b != GROUP:
+        sides = _sides(members)
+        yield from _pair_edges(sides.get(a, {}), sides.get(b, {}), threshold, similarity)
+        return
+    members = list(members)
+    sides = _sides(members)
+    partners = {m[0]: m[3] for m in members}
+    for ka in sorted(sides):
+        for kb in partners[ka]:
+            if kb > ka:
+                yield from _pair_edges(sides[ka], sides.get(kb, {}), threshold, similarity)
 
 
 def exact_edges(item):

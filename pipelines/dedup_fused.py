@@ -11,7 +11,9 @@ compare them) with a fraction of the transforms and of the per-element work:
 3. Verify: one pass over the rows with the partner index as a side input re-derives the shingle
    sets of candidate documents only (a few percent of a corpus), brings both sides of each pair
    together with one GroupByKey, and keeps pairs whose exact shingle-set Jaccard (or MinHash
-   estimate, verify="signature") is >= threshold.
+   estimate, verify="signature") is >= threshold. The GroupByKey's keys are connected components
+   of the candidate graph (up to `group_cap` documents: each document's set crosses once), and
+   single pairs in larger components (each set once per pair).
 4. Clusters: exact groups (GroupByKey on the hash) and verified pairs go into one union-find in
    a CombineGlobally (root = smallest key, filters/dedup_cluster.py's survivor rule), whose
    result {key: (root, size, exact duplicate?)} covers only documents in clusters of two or more.
@@ -44,9 +46,9 @@ import apache_beam as beam
 
 from corpus.writer import stage_bytes, staged_bytes
 from filters.dedup_cluster import UnionFind, similarity_for
-from filters.dedup_lsh import (add_edge, candidate_data, cluster_labels, exact_edges, fused_params,
-                               key_of, mark_row, partner_index, partition_pairs, prepare_batch, verify_pair,
-                               with_marks)
+from filters.dedup_lsh import (VERIFY_GROUP_CAP, add_edge, candidate_data, cluster_labels, exact_edges,
+                               fused_params, key_of, mark_row, partner_index, partition_pairs, prepare_batch,
+                               verify_groups, verify_pair, with_marks)
 from filters.minhash_signature import MinHasher
 
 EXACT, BANDS = "exact", "bands"
@@ -87,7 +89,11 @@ def _staged_rows(stage_dir: str, name: str) -> list[dict]:
 
 
 class _PartnerIndex(beam.CombineFn):
-    """Candidate pairs (a, b) of key hashes -> {key hash: sorted partner key hashes}."""
+    """Candidate pairs (a, b) of key hashes -> ({key hash: sorted partner key hashes}, {key hash:
+    verification group}) (filters/dedup_lsh.py partner_index, verify_groups)."""
+
+    def __init__(self, group_cap: int = VERIFY_GROUP_CAP):
+        self.group_cap = group_cap
 
     def create_accumulator(self):
         return set()
@@ -104,12 +110,14 @@ class _PartnerIndex(beam.CombineFn):
         return out
 
     def extract_output(self, acc):
-        return partner_index(acc)
+        index = partner_index(acc)
+        return index, verify_groups(index, self.group_cap)
 
 
 class _CandidateData(beam.DoFn):
-    """Batches of rows -> ((a, b), (key hash, key, verification data)) once per candidate pair a
-    document is in (filters/dedup_lsh.py candidate_data); rows of no candidate pair emit nothing."""
+    """Batches of rows (or staged batch names) -> (key, member) for the verification groups: once
+    per document of a small candidate component, else once per candidate pair it is in
+    (filters/dedup_lsh.py candidate_data); rows of no candidate pair emit nothing."""
 
     def __init__(self, text_field, key_field, ngram, verify, num_perm, seed, stage_dir=None):
         self.text_field, self.key_field, self.ngram, self.verify = text_field, key_field, ngram, verify
@@ -121,12 +129,13 @@ class _CandidateData(beam.DoFn):
     def setup(self):
         self.hasher = MinHasher(self.num_perm, self.seed) if self.verify == "signature" else None
 
-    def process(self, batch, index):
+    def process(self, batch, index_groups):
+        index, groups = index_groups
         if not index:  # no candidate pair anywhere: nothing to read back
             return
         if self.stage_dir:
             batch = _staged_rows(self.stage_dir, batch)
-        yield from candidate_data(batch, index, self.text_field, self.key_field, self.ngram, self.hasher)
+        yield from candidate_data(batch, index, self.text_field, self.key_field, self.ngram, self.hasher, groups)
 
 
 class _MarkStaged(beam.DoFn):
@@ -171,11 +180,14 @@ class FusedDedup(beam.PTransform):
     """Exact and/or near dedup of PCollection[dict]; every row comes out with dedup_cluster,
     dedup_cluster_size, dedup_keep and dedup_reason, as ExactDedup | NearDedup write them."""
 
-    def __init__(self, text_field: str = "text", key_field: str = "id", stage_dir: str | None = None, **options):
+    def __init__(self, text_field: str = "text", key_field: str = "id", stage_dir: str | None = None,
+                 group_cap: int = VERIFY_GROUP_CAP, **options):
         """`stage_dir`: a dataset directory (local or s3://) whose staging area holds the rows
-        between Prepare and Mark (see the module docstring); None keeps them in the runner."""
+        between Prepare and Mark (see the module docstring); None keeps them in the runner.
+        `group_cap`: the most documents' key hashes one verification group holds (step 3)."""
         super().__init__()
         self.text_field, self.key_field, self.stage_dir = text_field, key_field, stage_dir
+        self.group_cap = max(1, int(group_cap))
         self.p = fused_params(**options)  # filters/dedup_lsh.py: defaults and checks
 
     def expand(self, rows):
@@ -197,10 +209,10 @@ class FusedDedup(beam.PTransform):
             index = (prep[BANDS]
                      | "Buckets" >> beam.GroupByKey()
                      | "Candidates" >> beam.FlatMap(partition_pairs)
-                     | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex()).without_defaults())
+                     | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex(self.group_cap)).without_defaults())
             edges.append(batches
                          | "CandidateData" >> beam.ParDo(_CandidateData(tf, kf, p.ngram, p.verify, p.num_perm, p.seed, sd),
-                                              beam.pvalue.AsSingleton(index, default_value={}))
+                                              beam.pvalue.AsSingleton(index, default_value=({}, {})))
                          | "Pairs" >> beam.GroupByKey()
                          | "Verify" >> beam.FlatMap(verify_pair, threshold=p.threshold,
                                                     similarity=similarity_for(p.verify)))

@@ -43,6 +43,8 @@ def test_fused_equals_keyed_path_and_reference(tmp_path):
     keyed = _run(tmp_path, lambda pc: pc | ExactDedup() | NearDedup(), rows, name="keyed.json")
     fused = _run(tmp_path, lambda pc: pc | FusedDedup(), rows, name="fused.json")
     assert len(fused) == len(rows) and _marks(fused) == _marks(keyed)
+    per_pair = _run(tmp_path, lambda pc: pc | FusedDedup(group_cap=1), rows, name="per-pair.json")
+    assert _by_id(per_pair) == _by_id(fused)  # verification keyed by pair only, not by component
     stage = tmp_path / "out"  # rows staged as blobs between the steps instead of held by the runner
     staged = _run(tmp_path, lambda pc: pc | FusedDedup(stage_dir=str(stage), batch_size=7), rows, name="staged.json")
     assert _by_id(staged) == _by_id(fused)
@@ -109,3 +111,31 @@ def test_fused_rejects_impossible_parameters_with_one_line_errors():
         with pytest.raises(ConfigError, match=r"^dedup: [^\n]+$"):
             FusedDedup(**kw)
     assert (FusedDedup().p.bands, FusedDedup().p.rows) == (16, 8)
+
+
+def test_verification_groups_send_each_document_once_and_verify_the_same_pairs():
+    """Components of the candidate graph up to the cap become one verification key each (a
+    document's data emitted once), larger ones stay keyed by pair; both give the same edges."""
+    import numpy as np
+
+    from filters.dedup_cluster import similarity_for
+    from filters.dedup_lsh import GROUP, by_pair, partner_index, verify_groups, verify_pair
+
+    pairs = [(1, 2), (2, 3), (10, 11), (20, 21), (20, 22), (20, 23), (21, 22)]
+    index = partner_index(pairs)
+    assert verify_groups(index, cap=3) == {1: 1, 2: 1, 3: 1, 10: 10, 11: 10}  # {20..23} is over the cap
+    sets = {kh: np.arange(kh % 3, 100 + kh % 3, dtype=np.uint32) for kh in index}  # near alike by kh % 3
+    members = [(kh, f"k{kh:02d}", sets[kh].tobytes()) for kh in sorted(index)]
+    sim = similarity_for("exact")
+
+    def edges(groups):
+        grouped: dict = {}
+        for key, m in by_pair(members, index, groups):
+            grouped.setdefault(key, []).append(m)
+        return grouped, sorted(e for item in grouped.items() for e in verify_pair(item, 0.97, sim))
+
+    by_group, with_groups = edges(verify_groups(index, cap=3))
+    per_pair, without = edges(None)
+    assert with_groups == without and len(without) >= 3
+    assert sum(len(v) for k, v in by_group.items() if k[1] == GROUP) == 5  # 1, 2, 3, 10, 11 once each
+    assert sum(len(v) for v in per_pair.values()) == 2 * len(pairs)
