@@ -323,18 +323,21 @@ VERIFY_GROUP_CAP = 256  # key hashes at most in one verification group
 
 def verify_groups(index: dict[int, list[int]], cap: int = VERIFY_GROUP_CAP) -> dict[int, int]:
     """{key hash: its group} for the key hashes of every connected component of the candidate
-    graph with at most `cap` of them; group = the component's smallest key hash.
+    graph with 3 to `cap` of them; group = the component's smallest key hash.
 
     Why: verification brings both documents' shingle sets together. Keyed by pair, a document's set
     travels once per candidate pair it is in (12,361 pairs of 6,558 documents at 28,534 documents);
-    keyed by component, once. A component larger than `cap` (a large family of near copies) stays
-    keyed by pair, so no verification task holds more than `cap` documents' sets."""
+    keyed by component, once. A component of two is one pair either way, so it stays keyed by pair
+    and takes no room here (a corpus of near-duplicate pairs gets an almost empty dict, not one
+    entry per candidate document in every worker's side input). A component larger than `cap` (a
+    large family of near copies) stays keyed by pair too, so no verification task holds more than
+    `cap` documents' sets."""
     uf = UnionFind()
     for a, partners in index.items():
         for b in partners:
             if a < b:
                 uf.union(a, b)
-    return {kh: root for root, members in uf.components().items() if len(members) <= cap for kh in members}
+    return {kh: root for root, members in uf.components().items() if 3 <= len(members) <= cap for kh in members}
 
 
 def candidate_data(batch: Iterable[dict], index: dict[int, list[int]], text_field: str, key_field: str, ngram: int,

@@ -12,15 +12,16 @@ compare them) with a fraction of the transforms and of the per-element work:
    sets of candidate documents only (a few percent of a corpus), brings both sides of each pair
    together with one GroupByKey, and keeps pairs whose exact shingle-set Jaccard (or MinHash
    estimate, verify="signature") is >= threshold. The GroupByKey's keys are connected components
-   of the candidate graph (up to `group_cap` documents: each document's set crosses once), and
-   single pairs in larger components (each set once per pair).
+   of the candidate graph of 3 to `group_cap` documents (each document's set crosses once), and
+   single pairs elsewhere (each set once per pair).
 4. Clusters: exact groups (GroupByKey on the hash) and verified pairs go into one union-find in
    a CombineGlobally (root = smallest key, filters/dedup_cluster.py's survivor rule), whose
    result {key: (root, size, exact duplicate?)} covers only documents in clusters of two or more.
 5. Mark: one Map over the rows with that table as a side input writes the four dedup fields.
 
 Staged rows (`stage_dir`; the text pipeline sets its output directory on Beam's local runners,
-pipelines/beam_options.py controller_holds_collections): steps 3 and 5 read the rows again after
+pipelines/beam_options.py controller_holds_collections, when that directory is on local disk: an
+s3:// output would send every row over the network three more times): steps 3 and 5 read the rows again after
 steps 2 and 4 have seen the whole corpus, so the runner keeps them in between. FnApiRunner keeps
 them encoded in its controller process, and with `multi_processing` moves them through that
 process to a worker each time (measured on a 2-worker dedup job of 12,000 documents: 2.2 of the

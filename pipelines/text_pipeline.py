@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import apache_beam as beam
 
+from corpus import objectstore
 from corpus.errors import ConfigError
 from corpus.reader import ShardDataset
 from corpus.report import ReportStats, merge_all
@@ -165,7 +166,9 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
         dead = rows | "Dead" >> beam.Filter(lambda r: not alive(r))
         try:
             if mode == "fused":
-                stage = out_dir if controller_holds_collections(p) else None  # rows as files, not in the runner
+                # rows as files on local disk between the dedup steps, not in a local runner's memory
+                local = controller_holds_collections(p) and not objectstore.is_remote(out_dir)
+                stage = out_dir if local else None
                 marked = marked | "Dedup" >> FusedDedup(text_field="text", key_field="id", stage_dir=stage,
                                                          exact=exact, near=near, **dcfg)
             if mode == "keyed" and exact:

@@ -114,8 +114,9 @@ def test_fused_rejects_impossible_parameters_with_one_line_errors():
 
 
 def test_verification_groups_send_each_document_once_and_verify_the_same_pairs():
-    """Components of the candidate graph up to the cap become one verification key each (a
-    document's data emitted once), larger ones stay keyed by pair; both give the same edges."""
+    """Components of the candidate graph of 3 documents up to the cap become one verification key
+    each (a document's data emitted once); single pairs and larger components stay keyed by pair;
+    both give the same edges."""
     import numpy as np
 
     from filters.dedup_cluster import similarity_for
@@ -123,7 +124,7 @@ def test_verification_groups_send_each_document_once_and_verify_the_same_pairs()
 
     pairs = [(1, 2), (2, 3), (10, 11), (20, 21), (20, 22), (20, 23), (21, 22)]
     index = partner_index(pairs)
-    assert verify_groups(index, cap=3) == {1: 1, 2: 1, 3: 1, 10: 10, 11: 10}  # {20..23} is over the cap
+    assert verify_groups(index, cap=3) == {1: 1, 2: 1, 3: 1}  # {10, 11} is one pair; {20..23} over the cap
     sets = {kh: np.arange(kh % 3, 100 + kh % 3, dtype=np.uint32) for kh in index}  # near alike by kh % 3
     members = [(kh, f"k{kh:02d}", sets[kh].tobytes()) for kh in sorted(index)]
     sim = similarity_for("exact")
@@ -137,5 +138,5 @@ def test_verification_groups_send_each_document_once_and_verify_the_same_pairs()
     by_group, with_groups = edges(verify_groups(index, cap=3))
     per_pair, without = edges(None)
     assert with_groups == without and len(without) >= 3
-    assert sum(len(v) for k, v in by_group.items() if k[1] == GROUP) == 5  # 1, 2, 3, 10, 11 once each
+    assert sum(len(v) for k, v in by_group.items() if k[1] == GROUP) == 3  # 1, 2, 3 once each
     assert sum(len(v) for v in per_pair.values()) == 2 * len(pairs)
