@@ -120,6 +120,7 @@ def test_text_pipeline_single_and_multi_process(tmp_path):
     rc = main(["text", "--in", pages, "--out", out2, "--config", cfg,
                "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     assert rc == 0
+    assert not os.path.exists(os.path.join(out2, ".staging"))  # the rows dedup staged are gone with the job
     assert read_sorted(out2) == kept and read_sorted(out2 + ".rejected") == rejected
     assert read_report(out2).to_json()["stages"] == stats.to_json()["stages"]
     assert read_samples(out2) == samples
