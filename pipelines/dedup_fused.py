@@ -19,18 +19,11 @@ compare them) with a fraction of the transforms and of the per-element work:
    result {key: (root, size, exact duplicate?)} covers only documents in clusters of two or more.
 5. Mark: one Map over the rows with that table as a side input writes the four dedup fields.
 
-Staged rows (`stage_dir`; the text pipeline sets its output directory on Beam's local runners,
-pipelines/beam_options.py controller_holds_collections, when that directory is on local disk: an
-s3:// output would send every row over the network three more times): steps 3 and 5 read the rows again after
-steps 2 and 4 have seen the whole corpus, so the runner keeps them in between. FnApiRunner keeps
-them encoded in its controller process, and with `multi_processing` moves them through that
-process to a worker each time (measured on a 2-worker dedup job of 12,000 documents: 2.2 of the
-controller's 4.6 CPU-s went to moving data). With a stage directory, Prepare also writes each
-batch of rows as one pickled blob into that directory's staging area (corpus/writer.py
-stage_bytes: named by content, so a task that runs twice writes the same file; removed with the
-rest of the staging area when the job has finished) and only the blobs' names travel on;
-CandidateData and Mark read the rows back from there. The marks and the rows that come out are
-the same either way. On disk, the staging area then holds the rows once more until the job ends.
+Staged rows (`stage_dir`; pipelines/staged_rows.py says why and when): steps 3 and 5 read the
+rows again after steps 2 and 4 have seen the whole corpus. With a stage directory, Prepare also
+writes each batch of rows as one staged file and only the names travel on; CandidateData and
+Mark read the rows back from there. The marks and the rows that come out are the same either way.
+On disk, the staging area then holds the rows once more until the job ends.
 
 Memory bound (every worker holds the two side inputs; without staging, a local runner also holds
 the rows between Prepare and Mark, as any pipeline that decides after seeing the whole corpus must):
@@ -41,16 +34,14 @@ step keyed work, connected components as iterated large/small-star rounds).
 """
 from __future__ import annotations
 
-import pickle
-
 import apache_beam as beam
 
-from corpus.writer import stage_bytes, staged_bytes
 from filters.dedup_cluster import UnionFind, similarity_for
 from filters.dedup_lsh import (VERIFY_GROUP_CAP, add_edge, candidate_data, cluster_labels, exact_edges,
                                fused_params, key_of, mark_row, partner_index, partition_pairs, prepare_batch,
                                verify_groups, verify_pair, with_marks)
 from filters.minhash_signature import MinHasher
+from pipelines.staged_rows import stage_rows, staged_rows
 
 EXACT, BANDS = "exact", "bands"
 
@@ -77,16 +68,11 @@ class _Prepare(beam.DoFn):
         exact_items, band_items, _ = prepare_batch(batch, self.text_field, self.key_field, self.exact, self.hasher,
                                                    self.ngram, self.bands, self.rows, self.partitions)
         if self.stage_dir:  # main output: the staged batch's name, in place of the rows
-            yield stage_bytes(self.stage_dir, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
+            yield stage_rows(self.stage_dir, batch)
         for item in exact_items:
             yield beam.pvalue.TaggedOutput(EXACT, item)
         for item in band_items:
             yield beam.pvalue.TaggedOutput(BANDS, item)
-
-
-def _staged_rows(stage_dir: str, name: str) -> list[dict]:
-    """The batch of rows that _Prepare staged under `name` (pickled by this job's own workers)."""
-    return pickle.loads(staged_bytes(stage_dir, name))
 
 
 class _PartnerIndex(beam.CombineFn):
@@ -135,7 +121,7 @@ class _CandidateData(beam.DoFn):
         if not index:  # no candidate pair anywhere: nothing to read back
             return
         if self.stage_dir:
-            batch = _staged_rows(self.stage_dir, batch)
+            batch = staged_rows(self.stage_dir, batch)
         yield from candidate_data(batch, index, self.text_field, self.key_field, self.ngram, self.hasher, groups)
 
 
@@ -149,7 +135,7 @@ class _MarkStaged(beam.DoFn):
         return [self.stage_dir]
 
     def process(self, name, labels):
-        for row in _staged_rows(self.stage_dir, name):
+        for row in staged_rows(self.stage_dir, name):
             yield mark_row(row, labels, self.key_field)
 
 
@@ -211,9 +197,10 @@ class FusedDedup(beam.PTransform):
                      | "Buckets" >> beam.GroupByKey()
                      | "Candidates" >> beam.FlatMap(partition_pairs)
                      | "PartnerIndex" >> beam.CombineGlobally(_PartnerIndex(self.group_cap)).without_defaults())
+            candidates = _CandidateData(tf, kf, p.ngram, p.verify, p.num_perm, p.seed, sd)
+            index_si = beam.pvalue.AsSingleton(index, default_value=({}, {}))
             edges.append(batches
-                         | "CandidateData" >> beam.ParDo(_CandidateData(tf, kf, p.ngram, p.verify, p.num_perm, p.seed, sd),
-                                              beam.pvalue.AsSingleton(index, default_value=({}, {})))
+                         | "CandidateData" >> beam.ParDo(candidates, index_si)
                          | "Pairs" >> beam.GroupByKey()
                          | "Verify" >> beam.FlatMap(verify_pair, threshold=p.threshold,
                                                     similarity=similarity_for(p.verify)))

@@ -8,6 +8,8 @@ filters.chain.TextChain (plain Python). On top of it, three corpus-wide steps:
      `max_corpus_count`+ documents are common phrases and do not drop anything;
   3. dedup: exact + near dedup over the surviving documents (pipelines/dedup_fused.py; with
      `dedup.mode: keyed`, ExactDedup then NearDedup of pipelines/dedup.py).
+On Beam's local runners with an output on local disk, the rows that wait for steps 1-3 wait as
+files in the output's staging area, not in the runner's memory (pipelines/staged_rows.py).
 Row rules shared with the local engine (pipelines/text_local.py, no Beam) live in
 pipelines/text_rows.py; `cidermill text` picks the engine (pipelines/text_job.py).
 
@@ -34,6 +36,7 @@ from filters.chain import TextChain, funnel, input_files
 from pipelines.beam_options import controller_holds_collections
 from pipelines.report_io import WriteReport
 from pipelines.shards_io import WriteShards, read_items
+from pipelines.staged_rows import map_rows
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
                                  page_columns, page_dicts, report_info, sample, score_page, without_decontam)
 
@@ -133,6 +136,9 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
     """Wire the text pipeline into Beam pipeline `p`."""
     chain = TextChain(cfg)  # validates the config (and model paths) before the job starts
     schema = chain.schema()
+    # rows that wait for a corpus-wide decision wait as files on local disk, not in a local
+    # runner's memory (pipelines/staged_rows.py)
+    stage = out_dir if controller_holds_collections(p) and not objectstore.is_remote(out_dir) else None
     rows = (p | "ReadPages" >> ReadPages(pages_dir)
             | "Score" >> beam.ParDo(_Score(cfg)))
 
@@ -142,7 +148,7 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
                 | "QualityHistogram" >> beam.CombineGlobally(_HistFn()))
         pct = chain.top_percent
         thr = hist | "TopPercent" >> beam.Map(lambda c: percentile.top_percent_threshold(c, pct))
-        rows = rows | "QualityDecide" >> beam.Map(apply_quality, threshold=beam.pvalue.AsSingleton(thr), cfg=cfg)
+        rows = map_rows(rows, "QualityDecide", apply_quality, stage, threshold=beam.pvalue.AsSingleton(thr), cfg=cfg)
 
     if chain.decontam_active:
         # corpus-wide document counts of the eval-set n-grams the documents contain (a combine,
@@ -154,7 +160,7 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
                     | "Frequent" >> beam.Filter(lambda kv: kv[1] >= max_count)
                     | "FrequentKeys" >> beam.Keys()
                     | "FrequentSet" >> beam.combiners.ToSet())
-        rows = rows | "DecontamDecide" >> beam.Map(apply_decontam, frequent=beam.pvalue.AsSingleton(frequent))
+        rows = map_rows(rows, "DecontamDecide", apply_decontam, stage, frequent=beam.pvalue.AsSingleton(frequent))
     else:
         rows = rows | "NoDecontam" >> beam.Map(without_decontam)
 
@@ -166,9 +172,6 @@ def build_text_pipeline(p, pages_dir: str, out_dir: str, cfg: dict[str, Any], *,
         dead = rows | "Dead" >> beam.Filter(lambda r: not alive(r))
         try:
             if mode == "fused":
-                # rows as files on local disk between the dedup steps, not in a local runner's memory
-                local = controller_holds_collections(p) and not objectstore.is_remote(out_dir)
-                stage = out_dir if local else None
                 marked = marked | "Dedup" >> FusedDedup(text_field="text", key_field="id", stage_dir=stage,
                                                          exact=exact, near=near, **dcfg)
             if mode == "keyed" and exact:
