@@ -79,7 +79,7 @@ def controller_holds_collections(pipeline) -> bool:
     runs on it): they keep every collection that crosses a fused stage, encoded, in their one
     controller process, and with `multi_processing` move it through that process to the workers.
     A step that would make such a runner hold whole rows can stage them as files instead
-    (pipelines/dedup_fused.py). Dask keeps partitions in its workers' memory and moves them only
+    (pipelines/staged_rows.py). Dask keeps partitions in its workers' memory and moves them only
     between workers."""
     return type(pipeline.runner).__name__ in ("FnApiRunner", "DirectRunner", "SwitchingDirectRunner")
 

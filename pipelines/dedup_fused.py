@@ -41,7 +41,7 @@ from filters.dedup_lsh import (VERIFY_GROUP_CAP, add_edge, candidate_data, clust
                                fused_params, key_of, mark_row, partner_index, partition_pairs, prepare_batch,
                                verify_groups, verify_pair, with_marks)
 from filters.minhash_signature import MinHasher
-from pipelines.staged_rows import stage_rows, staged_rows
+from pipelines.staged_rows import map_staged, stage_rows, staged_rows
 
 EXACT, BANDS = "exact", "bands"
 
@@ -125,20 +125,6 @@ class _CandidateData(beam.DoFn):
         yield from candidate_data(batch, index, self.text_field, self.key_field, self.ngram, self.hasher, groups)
 
 
-class _MarkStaged(beam.DoFn):
-    """Staged batch names -> the batches' rows with their dedup marks."""
-
-    def __init__(self, key_field, stage_dir):
-        self.key_field, self.stage_dir = key_field, stage_dir
-
-    def dataset_paths(self) -> list[str]:
-        return [self.stage_dir]
-
-    def process(self, name, labels):
-        for row in staged_rows(self.stage_dir, name):
-            yield mark_row(row, labels, self.key_field)
-
-
 class _Clusters(beam.CombineFn):
     """Edges (a, b, exact?) -> {key: (root, cluster size, exact duplicate?)} for every key on an
     edge: one union-find (root = smallest key)."""
@@ -210,5 +196,5 @@ class FusedDedup(beam.PTransform):
         clusters = all_edges | "Clusters" >> beam.CombineGlobally(_Clusters()).without_defaults()
         labels = beam.pvalue.AsSingleton(clusters, default_value={})
         if sd:
-            return batches | "Mark" >> beam.ParDo(_MarkStaged(kf, sd), labels=labels)
+            return map_staged(batches, "Mark", mark_row, sd, labels=labels, key_field=kf)
         return rows | "Mark" >> beam.Map(mark_row, labels=labels, key_field=kf)

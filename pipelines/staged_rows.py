@@ -73,10 +73,15 @@ class _MapStaged(beam.DoFn):
             yield self.fn(row, **kwargs)
 
 
-def map_rows(rows, label: str, fn: Callable, stage_dir: str | None, **kwargs):
+def map_staged(names, label: str, fn: Callable, stage_dir: str, /, **kwargs):
+    """Names of staged batches -> fn(row, **kwargs) for each of their rows (kwargs may be side
+    inputs; the positional parameters leave every keyword to them)."""
+    return names | label >> beam.ParDo(_MapStaged(fn, stage_dir), **kwargs)
+
+
+def map_rows(rows, label: str, fn: Callable, stage_dir: str | None, /, **kwargs):
     """`rows | label >> beam.Map(fn, **kwargs)` (kwargs may be side inputs); with `stage_dir`, the
     rows are staged first and read back by the step, so the runner holds only their names."""
     if not stage_dir:
         return rows | label >> beam.Map(fn, **kwargs)
-    names = rows | f"{label}Staged" >> StageRows(stage_dir)
-    return names | label >> beam.ParDo(_MapStaged(fn, stage_dir), **kwargs)
+    return map_staged(rows | f"{label}Staged" >> StageRows(stage_dir), label, fn, stage_dir, **kwargs)
