@@ -31,7 +31,7 @@ from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_post_meta import drop_post_meta
 from crawl.extract_posts import declared_posts
 from crawl.extract_repeats import drop_repeated
-from crawl.extract_region import article_region, main_region
+from crawl.extract_region import article_region, main_region, navigation_takeover
 from crawl.extract_reviews import drop_reviews
 from crawl.extract_units import section_headings, voted_listings, whole_units
 from crawl.framesets import frame_links, open_noframes
@@ -348,7 +348,7 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
         keep[int(prob.argmax())] = bool(prob.max() > 0.05)
     keep = whole_units(blocks, hysteresis(blocks, keep, prob, LOW_SHARE * thr))
     items = repeated_items(blocks)
-    keep = main_region(blocks, propagate(blocks, keep, items), prob, items=items)
+    keep = main_region(blocks, navigation_takeover(blocks, propagate(blocks, keep, items)), prob, items=items)
     if votes is None:
         return too_few_words(blocks, drop_repeated(blocks, declared_posts(blocks, keep)))
     keep = section_headings(blocks, voted_listings(blocks, drop_post_meta(blocks, keep, votes, items), votes))

@@ -39,6 +39,8 @@ from crawl.extract_groups import item_signature, repeated_items
 from crawl.extract_layout import tag_name
 
 SHARE = 0.8                 # the region holds at least this share of the kept words
+NAV_LINK_SHARE = 0.9        # a block in a navigation landmark with this share of link text is a nav link
+SENTENCE_ENDS = ".!?:;"     # ... unless it ends as a sentence does (the block features' ends_sentence)
 TEASER_HEAD_WORDS = 4       # a headline, not a user name or a "View details" button ...
 TEASER_HEAD_LINKS = 0.8     # ... that is mostly link text
 
@@ -56,6 +58,31 @@ def teasers(blocks, items: dict | None = None) -> list[bool]:
                 for i in idx:
                     out[i] = True
     return out
+
+
+def nav_links(blocks) -> list[bool]:
+    """Per block: whether it is a navigation link, a block inside a navigation landmark (<nav>, a
+    navigation or menu role) whose text is nearly all link text and is a label, not a sentence (a
+    card that links a whole paragraph of prose is content that happens to be a link)."""
+    return [bool(b.text) and "nav" in b.ctx.marks and b.link_chars >= NAV_LINK_SHARE * len(b.text)
+            and b.text.rstrip()[-1:] not in SENTENCE_ENDS for b in blocks]
+
+
+def navigation_takeover(blocks, keep: list[bool]) -> list[bool]:
+    """`keep` without its navigation links (nav_links) where they hold most of the kept words and
+    the rest holds some text. A documentation site's sidebar can list every page of the manual,
+    thousands of one-line links; the classifier scores such links near its cut, and a few thousand
+    of them outweigh a short reference page, so the main region became the sidebar. Where the
+    links are a minority of the kept words (a menu item that names the page), they stay."""
+    nav = nav_links(blocks)
+    nav_words = sum(len(b.words) for b, k, n in zip(blocks, keep, nav) if k and n)
+    rest = sum(len(b.words) for b, k, n in zip(blocks, keep, nav) if k and not n)
+    if nav_words <= rest or rest < MIN_REST_WORDS:
+        return list(keep)
+    return [k and not n for k, n in zip(keep, nav)]
+
+
+MIN_REST_WORDS = 5   # as crawl/extract.py's MIN_WORDS: less is no main content
 
 
 def main_region(blocks, keep: list[bool], prob, share: float = SHARE, items: dict | None = None) -> list[bool]:

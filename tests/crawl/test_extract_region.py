@@ -2,7 +2,7 @@
 kept words are dropped; spread content keeps its common ancestor; the extractor applies it."""
 from crawl.extract import extract_page, parse_html
 from crawl.extract_blocks import segment
-from crawl.extract_region import main_region, teasers
+from crawl.extract_region import main_region, nav_links, navigation_takeover, teasers
 
 STORY = ["The orchard cooperative pressed its first apples of the season on Monday, a week later than usual "
          "after a cold spring delayed the blossom across the whole valley.",
@@ -217,3 +217,49 @@ def test_a_table_in_wrappers_climbs_to_the_section_that_holds_its_title_and_intr
     kept = [b.text for b, k in zip(blocks, main_region(blocks, keep, prob)) if k]
     assert kept[:4] == ["53.7. pg_orchard", "The catalog pg_orchard lists the trees.", "Column Type", "Description"]
     assert STORY[5] in kept and "Home" not in kept
+
+
+REFERENCE = ["Frobnicates the given widget tree in place and returns the number of nodes that changed, so "
+             "callers can tell whether a redraw is needed.",
+             "The second argument is a list of options; unknown options raise a badarg error rather than being "
+             "ignored, which keeps typos from passing silently.",
+             "See also defrobnicate/2 for the inverse operation, which restores the tree as it was before."]
+
+
+def _manual_page(entries: int) -> str:
+    """A short reference page beside a sidebar that lists every function of the manual, as
+    Erlang/OTP's and pandas' documentation do: one link per entry inside an <aside><nav>."""
+    items = "".join(f'<li><a href="m{i // 20}.html#f{i}">function_{i}/{i % 4}</a></li>' for i in range(entries))
+    body = "".join(f"<p>{p}</p>" for p in REFERENCE)
+    return (f"<html><head><title>widgets</title></head><body><div id='container'><aside id='leftnav'>"
+            f"<nav class='leftnav'><ul>{items}</ul></nav></aside><div id='content'><h1>frobnicate/2</h1>"
+            f"{body}</div></div></body></html>")
+
+
+def test_navigation_links_that_take_over_the_selection_are_dropped():
+    blocks = segment(parse_html(_manual_page(300))).blocks
+    nav = nav_links(blocks)
+    assert sum(nav) == 300 and not any(n for b, n in zip(blocks, nav) if b.text in REFERENCE)
+    keep = [True] * len(blocks)            # a classifier fooled by the sidebar: it kept everything
+    out = navigation_takeover(blocks, keep)
+    assert [b.text for b, k in zip(blocks, out) if k] == ["frobnicate/2", *REFERENCE]
+    # a few menu links beside the content are a minority of the kept words: they stay
+    few = [n and b.text.startswith("function_1/") or not n for b, n in zip(blocks, nav)]
+    assert navigation_takeover(blocks, few) == few
+    # with nothing else kept, there is nothing to fall back on: the selection stays as it was
+    only_nav = list(nav)
+    assert navigation_takeover(blocks, only_nav) == only_nav
+
+
+def test_a_linked_card_of_prose_inside_a_nav_is_not_a_navigation_link():
+    page = ("<html><body><nav><a href='/a'><h3>Data strategy</h3><p>A data strategy is critical to turning "
+            "information into decisions.</p></a></nav></body></html>")
+    blocks = segment(parse_html(page)).blocks
+    assert [(b.text, n) for b, n in zip(blocks, nav_links(blocks))] == [
+        ("Data strategy", True), ("A data strategy is critical to turning information into decisions.", False)]
+
+
+def test_extractor_reads_a_reference_page_not_the_sidebar_that_lists_the_whole_manual():
+    text = extract_page(_manual_page(3000), "https://docs.example.org/widgets.html").text
+    assert all(p in text for p in REFERENCE)
+    assert "function_" not in text
