@@ -32,6 +32,9 @@ written from each generator's markup before any extractor ran on them):
   apache     div#page-content, less its quick-view box and language bars (the Apache httpd manual)
   publican   the body, less the banner and the previous/next lists (the Debian Administrator's Handbook)
   boostbook  the body, less the banner and footer tables and the spirit-nav arrows (Boost)
+  qdoc       div.mainContent, less its sidebar (Qt 5's QtCore reference)
+  and OpenJDK 17's Javadoc (role="main"), Doxygen (SDL 2, libstdc++'s API), DocBook (libstdc++'s
+  manual) and Sphinx (pytest, attrs) sets of generators already above.
   and more Sphinx themes (Flask's, requests' alabaster, pandas' pydata, SymPy's furo, the Linux
   kernel's Read the Docs) and DocBook XSL sets (GIMP, GnuCash, Wireshark).
 
@@ -104,12 +107,20 @@ SETS = {
     "gimp (docbook)": ("usr/share/gimp/2.0/help/en/**/*.html", "docbook"),
     "gnucash (docbook)": ("usr/share/doc/gnucash-docs/gnucash-guide-en/*.html", "docbook"),
     "wireshark (docbook)": ("usr/share/doc/wireshark/**/*.html", "docbook"),
+    "qt 5 core (qdoc)": ("usr/share/qt5/doc/qtcore/*.html", "qdoc"),
+    "openjdk 17 (javadoc)": ("usr/share/doc/openjdk-17-jre-headless/api/java.base/**/*.html", "sphinx"),
+    "sdl2 (doxygen)": ("usr/share/doc/libsdl2-doc/html/*.html", "doxygen"),
+    "libstdc++ api (doxygen)": ("usr/share/doc/gcc-12-base/libstdc++/user/*.html", "doxygen"),
+    "libstdc++ manual (docbook)": ("usr/share/doc/gcc-12-base/libstdc++/manual/*.html", "docbook"),
+    "pytest (sphinx)": ("usr/share/doc/python-pytest-doc/html/**/*.html", "sphinx"),
+    "attrs (sphinx)": ("usr/share/doc/python-attr-doc/html/**/*.html", "sphinx"),
 }
 # the documentation packages of the sets above (the speed benches' BENCH_PACKAGES and these)
 DOCSET_PACKAGES = ["libcommons-lang3-java-doc", "mkdocs-doc", "libxerces-c-doc", "libjsoncpp-doc", "rust-doc",
                    "libgtk-4-doc", "libglib2.0-doc", "ghc-doc", "erlang-doc", "nodejs-doc", "libboost1.81-doc",
                    "python-flask-doc", "python-requests-doc", "python-pandas-doc", "python-sympy-doc",
-                   "linux-doc-6.1", "gimp-help-en", "gnucash-docs", "wireshark-doc"]
+                   "linux-doc-6.1", "gimp-help-en", "gnucash-docs", "wireshark-doc", "qtbase5-doc-html",
+                   "openjdk-17-doc", "libsdl2-doc", "libstdc++-12-doc", "python-pytest-doc", "python-attr-doc"]
 _CLASS = "contains(concat(' ', normalize-space(@class), ' '), ' {} ')"
 # in-page navigation, whatever the generator
 _NAV = " | ".join([".//script", ".//style", ".//noscript", ".//template", ".//nav", ".//aside", f".//*[{_CLASS.format('toc')}]", f".//*[{_CLASS.format('headerlink')}]",
@@ -125,6 +136,7 @@ _DROP = {
     "apache": " | ".join([".//*[@id='quickview']"] + [f".//*[{_CLASS.format(c)}]" for c in ("toplang", "bottomlang")]),
     "publican": f".//*[@id='banner'] | .//*[{_CLASS.format('docnav')}]",
     "boostbook": f"./table | .//*[{_CLASS.format('spirit-nav')}]",
+    "qdoc": f".//*[{_CLASS.format('sidebar')}]",
 }
 
 
@@ -163,6 +175,8 @@ def truth_text(html: str, generator: str) -> str | None:
         roots = doc.xpath("//main")
     elif generator == "apache":
         roots = doc.xpath("//div[@id='page-content']")
+    elif generator == "qdoc":
+        roots = doc.xpath(f"//div[{_CLASS.format('mainContent')}]")
     else:
         roots = doc.xpath("//body")
     if not roots:
