@@ -33,7 +33,9 @@ def test_a_second_copy_of_a_section_goes():
     copy = "".join(f"<p>{p}</p>" for p in PARAS)
     html = (f"<html><body><div class='mobile'><h2>Costs</h2>{copy}</div>"
             f"<div class='desktop'><h2>Costs</h2>{copy}</div></body></html>")
-    assert _kept(html) == ["Costs"] + PARAS + ["Costs"]   # the 1-word heading is too short to judge
+    # the run test leaves the 1-word heading, too short to judge alone; the second container repeats
+    # the first block for block, so it goes whole
+    assert _kept(html) == ["Costs"] + PARAS
 
 
 def test_isolated_repeats_of_a_reference_page_stay():
@@ -57,3 +59,24 @@ def test_the_extractor_emits_an_article_held_twice_once():
     text = extract_page(html, "https://example.org/costs").text
     for p in PARAS:
         assert text.count(p) == 1
+
+
+MUG = ["Make each cup of tea or coffee feel special with a ceramic mug, wheel thrown, with a matte "
+       "textured outside and a clear glazed inside.", "Handmade stoneware.", "Size: approx. 9.5 x 13 x 7cm",
+       "Volume: approx. 350ml", "Suitable for dishwashers and microwave ovens; take care when stacking."]
+
+
+def test_a_description_rendered_twice_goes_though_short_lines_break_it_into_short_runs():
+    desc = "".join(f"<p>{p}</p>" for p in MUG)
+    html = (f"<html><body><h1>White speckle mug</h1><div class='ProductItem-details-excerpt'>{desc}</div>"
+            f"<div class='ProductItem-details-excerpt-mobile'>{desc}</div></body></html>")
+    assert _kept(html) == ["White speckle mug", *MUG]
+
+
+def test_a_repeated_entry_that_is_a_small_part_of_its_page_stays():
+    entry = ("<div class='param'><h4>description</h4><p>An arbitrary string attached to the object, shown "
+             "in the dashboard beside it and often useful for people reading the records later.</p></div>")
+    filler = "".join(f"<p>{p}</p>" for p in PARAS * 3)
+    html = f"<html><body><section>{entry}{filler}</section><section>{entry}{filler[:400]}</section></body></html>"
+    kept = _kept(html)
+    assert kept.count("description") == 2 and sum("arbitrary string" in t for t in kept) == 2
