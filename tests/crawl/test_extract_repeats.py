@@ -80,3 +80,11 @@ def test_a_repeated_entry_that_is_a_small_part_of_its_page_stays():
     html = f"<html><body><section>{entry}{filler}</section><section>{entry}{filler[:400]}</section></body></html>"
     kept = _kept(html)
     assert kept.count("description") == 2 and sum("arbitrary string" in t for t in kept) == 2
+
+
+def test_a_copied_list_of_short_lines_goes_though_no_line_is_long_enough_to_judge_alone():
+    specs = ["Weight: 2 kg", "Height: 30 cm", "Width: 20 cm", "Colour: speckled white", "Material: stoneware clay",
+             "Made in Portugal", "Care: wash by hand"]
+    rows = "".join(f"<li>{s}</li>" for s in specs)
+    html = f"<html><body><h1>Tall vase</h1><ul class='specs'>{rows}</ul><ul class='specs-mobile'>{rows}</ul></body></html>"
+    assert _kept(html) == ["Tall vase", *specs]
