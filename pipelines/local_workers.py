@@ -66,7 +66,13 @@ class _Pool:
                                             initializer=_load, initargs=(dataset.directory, columns, cfg))
 
     def __call__(self, fn: Callable, items) -> Iterator:
-        return _checked(self.executor.map(fn, items))
+        try:   # map() hands every item out now, starting workers as it goes
+            results = self.executor.map(fn, items)
+        except (BrokenProcessPool, OSError) as e:
+            # a worker died while the work was handed out: the pool is broken, or it closed the
+            # queue a new worker was being started with ("handle is closed")
+            raise _worker_died() from e
+        return _checked(results)
 
     def close(self) -> None:
         """Shut the pool down, killing what a dead worker left behind first (corpus/process_pools.py:
@@ -153,8 +159,12 @@ def _checked(results: Iterator) -> Iterator:
     try:
         yield from results
     except BrokenProcessPool:
-        raise CidermillError("a local worker process died (killed, or out of memory) before the job wrote "
-                             "anything; rerun with fewer --workers or more memory") from None
+        raise _worker_died() from None
+
+
+def _worker_died() -> CidermillError:
+    return CidermillError("a local worker process died (killed, or out of memory) before the job wrote "
+                          "anything; rerun with fewer --workers or more memory")
 
 
 def score_pages(pmap: Callable, dataset: ShardDataset, prepare: Callable | None = None

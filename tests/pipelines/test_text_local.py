@@ -191,6 +191,40 @@ def test_a_killed_worker_is_one_clear_error_and_nothing_is_written(tmp_path):
     assert not os.path.exists(os.path.join(out, "_manifest.json"))
 
 
+def test_a_pool_broken_before_its_work_is_handed_out_is_the_same_clear_error():
+    """A worker that dies while map() is still handing items out (and starting workers) breaks the
+    pool there, before any result is read: the same one error, not a bare BrokenProcessPool or the
+    OSError of a closed queue."""
+    import multiprocessing
+    import signal
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pipelines.local_workers import _Pool
+
+    before = set(_spawned_workers())
+    pool = _Pool.__new__(_Pool)   # the engine's pool around a plain spawned executor (no chain to load)
+    pool.processes = 1
+    pool.executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        assert list(pool(abs, [-1, -2])) == [1, 2]
+        workers = [p for p in _spawned_workers() if p not in before]
+        assert workers
+        os.kill(workers[0], signal.SIGKILL)
+        deadline = time.time() + 30
+        while time.time() < deadline:   # until the executor has noticed its dead worker
+            try:
+                pool.executor.submit(abs, 1).result(timeout=5)
+            except BrokenProcessPool:
+                break
+            time.sleep(0.05)
+        with pytest.raises(CidermillError, match="worker process died"):
+            pool(abs, [-3])
+    finally:
+        pool.close()
+
+
 @pytest.mark.slow
 def test_workers_auto_starts_a_pool_only_when_the_measured_work_pays_for_it(tmp_path, monkeypatch, caplog):
     """`--workers auto` scores the first work item here, timed, then either keeps the rest here or
