@@ -140,6 +140,22 @@ _DROP = {
 }
 
 
+# the body's element(s) per generator (sphinx: the innermost role="main"; the rest: the body, less _DROP)
+_ROOTS = {
+    "django": "//div[@id='yui-main']",
+    "asciidoc": "//div[@id='header'] | //div[@id='content']",
+    "doxygen": f"//div[{_CLASS.format('header')}] | //div[{_CLASS.format('contents')}]",
+    "rustdoc": "//section[@id='main-content']",
+    "gidocgen": "//section[@id='main']",
+    "haddock": "//div[@id='content']",
+    "erlang": "//div[@id='content']",
+    "nodejs": "//div[@id='apicontent']",
+    "mdbook": "//main",
+    "apache": "//div[@id='page-content']",
+    "qdoc": f"//div[{_CLASS.format('mainContent')}]",
+}
+
+
 # elements after which a browser starts a new line or a new cell
 _BREAKS = frozenset({"p", "div", "li", "dt", "dd", "dl", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr",
                      "td", "th", "table", "br", "blockquote", "section", "article", "header", "footer", "figure",
@@ -157,28 +173,8 @@ def truth_text(html: str, generator: str) -> str | None:
     if generator == "sphinx":
         mains = doc.xpath("//*[@role='main']")
         roots = [m for m in mains if not m.xpath(".//*[@role='main']")][:1]
-    elif generator == "django":
-        roots = doc.xpath("//div[@id='yui-main']")
-    elif generator == "asciidoc":
-        roots = doc.xpath("//div[@id='header'] | //div[@id='content']")
-    elif generator == "doxygen":
-        roots = doc.xpath(f"//div[{_CLASS.format('header')}] | //div[{_CLASS.format('contents')}]")
-    elif generator == "rustdoc":
-        roots = doc.xpath("//section[@id='main-content']")
-    elif generator == "gidocgen":
-        roots = doc.xpath("//section[@id='main']")
-    elif generator in ("haddock", "erlang"):
-        roots = doc.xpath("//div[@id='content']")
-    elif generator == "nodejs":
-        roots = doc.xpath("//div[@id='apicontent']")
-    elif generator == "mdbook":
-        roots = doc.xpath("//main")
-    elif generator == "apache":
-        roots = doc.xpath("//div[@id='page-content']")
-    elif generator == "qdoc":
-        roots = doc.xpath(f"//div[{_CLASS.format('mainContent')}]")
     else:
-        roots = doc.xpath("//body")
+        roots = doc.xpath(_ROOTS.get(generator, "//body"))
     if not roots:
         return None
     for root in roots:
