@@ -286,6 +286,11 @@ def _ancestor_sums(blocks, nwords: list[int], votes: list[float]) -> tuple[dict[
     return agg, anc_ids
 
 
+def ends_sentence(text: str) -> bool:
+    """Whether `text` ends as a sentence does (the `ends_sentence` feature)."""
+    return text.rstrip()[-1:] in ".!?:;"
+
+
 def _block_own(r: list[float], b, i: int, n: int, chars_before: int, total_chars: int, link_density: float,
                title_n: str) -> None:
     """The block's own text statistics, position and markup context."""
@@ -299,7 +304,7 @@ def _block_own(r: list[float], b, i: int, n: int, chars_before: int, total_chars
     toks = b.text.split()
     r[5] = sum(1 for t in toks if t[0].isupper()) / max(1, len(toks))
     r[6] = len(_PUNCT.findall(b.text)) / max(1, nw)
-    r[7] = 1.0 if b.text.rstrip()[-1:] in ".!?:;" else 0.0
+    r[7] = 1.0 if ends_sentence(b.text) else 0.0
     c = b.ctx
     r[8] = min(c.depth, 100)
     r[9] = i / n

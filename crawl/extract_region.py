@@ -35,12 +35,13 @@ again from the sure blocks only (article_region), so teasers that the repeated-i
 """
 from __future__ import annotations
 
+from crawl.extract_blocks import ends_sentence
 from crawl.extract_groups import item_signature, repeated_items
 from crawl.extract_layout import tag_name
 
 SHARE = 0.8                 # the region holds at least this share of the kept words
-NAV_LINK_SHARE = 0.9        # a block in a navigation landmark with this share of link text is a nav link
-SENTENCE_ENDS = ".!?:;"     # ... unless it ends as a sentence does (the block features' ends_sentence)
+NAV_LINK_SHARE = 0.9        # a block in a navigation landmark with this share of link text is a nav link,
+                            # unless it ends as a sentence does (extract_blocks.ends_sentence)
 TEASER_HEAD_WORDS = 4       # a headline, not a user name or a "View details" button ...
 TEASER_HEAD_LINKS = 0.8     # ... that is mostly link text
 
@@ -65,7 +66,7 @@ def nav_links(blocks) -> list[bool]:
     navigation or menu role) whose text is nearly all link text and is a label, not a sentence (a
     card that links a whole paragraph of prose is content that happens to be a link)."""
     return [bool(b.text) and "nav" in b.ctx.marks and b.link_chars >= NAV_LINK_SHARE * len(b.text)
-            and b.text.rstrip()[-1:] not in SENTENCE_ENDS for b in blocks]
+            and not ends_sentence(b.text) for b in blocks]
 
 
 def navigation_takeover(blocks, keep: list[bool]) -> list[bool]:
