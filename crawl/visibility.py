@@ -6,7 +6,8 @@ elements, and inside elements hidden by the `hidden` attribute or an inline `dis
 style) is written into the DOM as HIDDEN_ATTR and honoured here the same way. The block extractor
 (crawl/extract_blocks.py) skips the same subtrees, and `--render auto` (crawl/render_policy.py)
 counts only visible text, so a page whose content sits in a hidden store drawn by script is
-recognised as needing a browser.
+recognised as needing a browser. One exception, made when the page is parsed (`lift_cloak`): a page
+whose whole content, title included, is hidden by one inline style is shown, as its script would.
 """
 from __future__ import annotations
 
@@ -83,6 +84,51 @@ def visible_text(doc, limit: int = 2_000_000) -> str:
         stack.append((el, True))
         stack.extend((c, False) for c in reversed(el))
     return _WS.sub(" ", " ".join(parts)).strip()[:limit]
+
+
+# A page never means to show nothing: when one element hidden by its inline style holds this share of
+# the page's text, content structure included, a script reveals it on load (a cloak).
+CLOAK_SHARE = 0.8
+_CONTENT_TAGS = ("h1", "main", "article")
+
+
+def _rendered_chars(el) -> int:
+    """Characters of text under `el` in rendered tags (hidden or not), whitespace not counted."""
+    n, stack = 0, [el]
+    while stack:
+        e = stack.pop()
+        tag = e.tag
+        if e is not el and e.tail:
+            n += len(e.tail.strip())
+        if not isinstance(tag, str) or tag.lower() in NOT_RENDERED:
+            continue
+        if e.text:
+            n += len(e.text.strip())
+        stack.extend(e)
+    return n
+
+
+def lift_cloak(doc) -> bool:
+    """Show the page's content where a script would: an element hidden only by its inline style
+    (display:none / visibility:hidden) that holds CLOAK_SHARE of the body's text and the page's
+    content structure (an <h1>, <main> or <article>). Anti-flicker wrappers and app shells hide the
+    whole page this way until their script has run (a saved copy may have lost the script); without
+    the lift a static reader finds nothing at all. A data store (a single-file wiki's entries) has no
+    such structure and stays hidden, and so does what a browser marked (HIDDEN_ATTR). Returns
+    whether a cloak was lifted."""
+    body = doc.find("body") if doc is not None and doc.tag == "html" else None
+    if body is None:
+        return False
+    hidden = [el for el in body.xpath(".//*[@style]")  # in C: most pages have few styled elements
+              if _HIDDEN_STYLE.search(el.get("style")) and el.get("hidden") is None and el.get(HIDDEN_ATTR) is None
+              and el.tag.lower() not in NOT_RENDERED and any(next(el.iter(t), None) is not None for t in _CONTENT_TAGS)]
+    if not hidden:
+        return False
+    size, el = max(((_rendered_chars(el), i, el) for i, el in enumerate(hidden)), key=lambda x: x[:2])[0::2]
+    if size == 0 or size < CLOAK_SHARE * _rendered_chars(body):
+        return False
+    el.set("style", _HIDDEN_STYLE.sub("", el.get("style")))
+    return True
 
 
 def visibility_counts(doc) -> tuple[int, int]:

@@ -69,6 +69,27 @@ def test_extraction_skips_hidden_text():
         assert s not in ex.text
 
 
+
+def test_a_page_hidden_whole_by_its_inline_style_is_read_as_its_script_shows_it():
+    """An anti-flicker wrapper (`visibility:hidden` until the app's script runs) that holds the whole
+    page, title included: the static reader reads it; a small hidden part, a data store without
+    content structure and what the browser itself did not draw stay hidden."""
+    prose = "<p>" + "The orchard keeper explains how the press is cleaned after every batch. " * 6 + "</p>"
+    wrapped = ("<html><body><div id='__next'><div style='visibility:hidden;min-height:100vh'><nav><a href='/'>Home</a>"
+               f"</nav><article><h1>Cleaning the press</h1>{prose * 3}</article></div></div></body></html>")
+    ex = extract_page(wrapped, "http://x.test/")
+    assert "orchard keeper explains" in ex.text and "Cleaning the press" in ex.text
+    modal = ("<html><body><article><h1>Pressing</h1>" + prose * 3 + "</article><div style='display:none'><h1>Republish"
+             "</h1><p>Copy this notice with the article when you republish it.</p></div></body></html>")
+    assert "Copy this notice" not in extract_page(modal, "http://x.test/").text
+    for hide in ("style='display:none'", "data-cidermill-hidden"):  # a store; the browser's own judgement
+        ex = extract_page(f"<html><body><header>Wiki</header><div {hide}>"
+                          + (f"<article><h1>Entries</h1>{prose * 3}</article>" if "data" in hide else
+                             f"<div title='e1'><pre>{prose * 3}</pre></div>") + "</div></body></html>", "http://x.test/")
+        assert "orchard keeper" not in ex.text
+    with open(WIKI_PATH, encoding="utf-8") as f:
+        assert render_reason(f.read(), "auto") in ("little_text", "scripts_dominate")  # still rendered
+
 def test_bad_input_pages_end_in_text_or_a_reason():
     binary = bytes(range(256)) * 400
     cases = ["", "\x00" * 10, binary.decode("latin-1"), "<html><body><p>unclosed <div><table><tr><td>cell <b>x",
