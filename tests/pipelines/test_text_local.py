@@ -146,8 +146,11 @@ def _spawned_workers() -> list[int]:
     """Pids of this process's multiprocessing workers (not its resource tracker), from /proc."""
     pids = []
     for task in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{task}/children") as f:
-            pids += [int(p) for p in f.read().split()]
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+        except OSError:  # a thread that ended after the listing (a pool's or Dask's helper thread)
+            continue
     out = []
     for pid in pids:
         try:
