@@ -89,6 +89,7 @@ def visible_text(doc, limit: int = 2_000_000) -> str:
 # A page never means to show nothing: when one element hidden by its inline style holds this share of
 # the page's text, content structure included, a script reveals it on load (a cloak).
 CLOAK_SHARE = 0.8
+MAX_CLOAKS = 4   # cloaks inside cloaks lifted at most this deep (a hostile page nests hundreds)
 _CONTENT_TAGS = ("h1", "main", "article")
 
 
@@ -113,21 +114,27 @@ def lift_cloak(doc) -> bool:
     (display:none / visibility:hidden) that holds CLOAK_SHARE of the body's text and the page's
     content structure (an <h1>, <main> or <article>). Anti-flicker wrappers and app shells hide the
     whole page this way until their script has run (a saved copy may have lost the script); without
-    the lift a static reader finds nothing at all. A data store (a single-file wiki's entries) has no
-    such structure and stays hidden, and so does what a browser marked (HIDDEN_ATTR). Returns
-    whether a cloak was lifted."""
+    the lift a static reader finds nothing at all. A cloak inside a lifted one is lifted too (up to
+    MAX_CLOAKS deep). A data store (a single-file wiki's entries) has no such structure and stays
+    hidden, and so does what a browser marked (HIDDEN_ATTR). Returns whether a cloak was lifted."""
     body = doc.find("body") if doc is not None and doc.tag == "html" else None
     if body is None:
         return False
-    hidden = [el for el in body.xpath(".//*[@style]")  # in C: most pages have few styled elements
-              if _HIDDEN_STYLE.search(el.get("style")) and el.get("hidden") is None and el.get(HIDDEN_ATTR) is None
-              and el.tag.lower() not in NOT_RENDERED and any(next(el.iter(t), None) is not None for t in _CONTENT_TAGS)]
-    if not hidden:
-        return False
-    size, el = max(((_rendered_chars(el), i, el) for i, el in enumerate(hidden)), key=lambda x: x[:2])[0::2]
-    if size == 0 or size < CLOAK_SHARE * _rendered_chars(body):
-        return False
-    el.set("style", _HIDDEN_STYLE.sub("", el.get("style")))
+    total = None
+    for depth in range(MAX_CLOAKS):
+        hidden = [el for el in body.xpath(".//*[@style]")  # in C: most pages have few styled elements
+                  if _HIDDEN_STYLE.search(el.get("style")) and el.get("hidden") is None
+                  and el.get(HIDDEN_ATTR) is None and el.tag.lower() not in NOT_RENDERED]
+        marked = set(hidden)  # the outermost only: disjoint subtrees, so what follows reads each node once
+        hidden = [el for el in hidden if not any(a in marked for a in el.iterancestors())
+                  and any(next(el.iter(t), None) is not None for t in _CONTENT_TAGS)]
+        if not hidden:
+            return depth > 0
+        size, el = max(((_rendered_chars(el), i, el) for i, el in enumerate(hidden)), key=lambda x: x[:2])[0::2]
+        total = _rendered_chars(body) if total is None else total
+        if size == 0 or size < CLOAK_SHARE * total:
+            return depth > 0
+        el.set("style", _HIDDEN_STYLE.sub("", el.get("style")))
     return True
 
 

@@ -79,6 +79,8 @@ def test_a_page_hidden_whole_by_its_inline_style_is_read_as_its_script_shows_it(
                f"</nav><article><h1>Cleaning the press</h1>{prose * 3}</article></div></div></body></html>")
     ex = extract_page(wrapped, "http://x.test/")
     assert "orchard keeper explains" in ex.text and "Cleaning the press" in ex.text
+    twice = wrapped.replace("<article>", "<div style='display:none'><article>").replace("</article>", "</article></div>")
+    assert "orchard keeper explains" in extract_page(twice, "http://x.test/").text  # a cloak in a cloak
     modal = ("<html><body><article><h1>Pressing</h1>" + prose * 3 + "</article><div style='display:none'><h1>Republish"
              "</h1><p>Copy this notice with the article when you republish it.</p></div></body></html>")
     assert "Copy this notice" not in extract_page(modal, "http://x.test/").text
