@@ -130,7 +130,9 @@ def lift_cloak(doc) -> bool:
                   and any(next(el.iter(t), None) is not None for t in _CONTENT_TAGS)]
         if not hidden:
             return depth > 0
-        size, el = max(((_rendered_chars(el), i, el) for i, el in enumerate(hidden)), key=lambda x: x[:2])[0::2]
+        sizes = [_rendered_chars(el) for el in hidden]
+        size = max(sizes)
+        el = hidden[sizes.index(size)]   # two disjoint elements cannot both hold CLOAK_SHARE of the text
         total = _rendered_chars(body) if total is None else total
         if size == 0 or size < CLOAK_SHARE * total:
             return depth > 0

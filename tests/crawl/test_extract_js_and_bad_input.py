@@ -69,7 +69,6 @@ def test_extraction_skips_hidden_text():
         assert s not in ex.text
 
 
-
 def test_a_page_hidden_whole_by_its_inline_style_is_read_as_its_script_shows_it():
     """An anti-flicker wrapper (`visibility:hidden` until the app's script runs) that holds the whole
     page, title included: the static reader reads it; a small hidden part, a data store without
@@ -91,6 +90,7 @@ def test_a_page_hidden_whole_by_its_inline_style_is_read_as_its_script_shows_it(
         assert "orchard keeper" not in ex.text
     with open(WIKI_PATH, encoding="utf-8") as f:
         assert render_reason(f.read(), "auto") in ("little_text", "scripts_dominate")  # still rendered
+
 
 def test_bad_input_pages_end_in_text_or_a_reason():
     binary = bytes(range(256)) * 400
