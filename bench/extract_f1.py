@@ -12,7 +12,9 @@ Extractors, all on the same pages in one run:
     (SCRATCH/resiliparse-venv), since nothing else in the project needs it.
 Per extractor and data set: mean word F1 (the benchmark's metric: lowercased \\w+ multisets, averaged
 over pages), per type, precision and recall, the share of pages with any text found, and CPU ms per
-page (process CPU time around the call, HTML already in memory, same process and order for all).
+page (process CPU time around the call, HTML already in memory, same process and order for all);
+and 95% intervals from a bootstrap over whole domains (bench/domain_bootstrap.py) for every mean and
+for cidermill's page-by-page difference from each peer, overall and per page type.
 
     .venv/bin/python bench/extract_f1.py --wcxb /work/scratch/wcxb/wcxb-dev [--aeb DIR] [--limit N]
 """
@@ -82,10 +84,55 @@ def load_aeb(data_dir: str, tmp: str, limit: int | None):
             plain = os.path.join(tmp, f"aeb-{key}.html")  # decoded once, so every extractor reads the same text
             with open(plain, "w", encoding="utf-8") as f:
                 f.write(html)
+            url = truth[key].get("url") or "http://example.invalid/"
             items.append({"key": f"aeb/{key}", "path": plain, "type": "article", "truth": truth[key].get("articleBody") or "",
-                          "url": truth[key].get("url") or "http://example.invalid/"})
+                          "url": url, "domain": host_of(url) or key})
     return items
 
+
+
+def host_of(url: str) -> str:
+    """A page's site for the domain bootstrap: the URL's host without "www."."""
+    from urllib.parse import urlsplit
+    host = (urlsplit(url).hostname or "").lower()
+    return host.removeprefix("www.")
+
+
+def page_f1(outputs: dict, name: str, items: list[dict]) -> list[float]:
+    from crawl.extract_train import word_prf
+    return [word_prf(outputs[name][it["key"]][0], it["truth"])[2] for it in items]
+
+
+def uncertainty(outputs: dict, items: list[dict], names: list[str]) -> dict:
+    """Domain-bootstrap 95% intervals (bench/domain_bootstrap.py): each extractor's mean F1 and its
+    mean over domains; cidermill minus each peer, page by page, overall and per page type."""
+    from bench.domain_bootstrap import domain_ci, domain_mean
+    domains = [it["domain"] for it in items]
+    f1 = {name: page_f1(outputs, name, items) for name in names}
+    out: dict = {"domains": len(set(domains)), "systems": {}, "cidermill_minus": {}}
+    for name in names:
+        out["systems"][name] = {"f1_ci95": domain_ci(f1[name], domains), "domain_mean_f1": domain_mean(f1[name], domains)}
+    for name in names:
+        if name == "cidermill":
+            continue
+        diff = [a - b for a, b in zip(f1["cidermill"], f1[name])]
+        row = {"all": [sum(diff) / len(diff), *domain_ci(diff, domains)]}
+        for t in sorted({it["type"] for it in items}):
+            idx = [i for i, it in enumerate(items) if it["type"] == t]
+            d = [diff[i] for i in idx]
+            row[t] = [sum(d) / len(d), *domain_ci(d, [domains[i] for i in idx])]
+        out["cidermill_minus"][name] = row
+    return out
+
+
+def print_uncertainty(set_name: str, u: dict) -> None:
+    print(f"  {set_name}: 95% intervals from a bootstrap over its {u['domains']} domains (whole sites resampled):")
+    for name, r in u["systems"].items():
+        lo, hi = r["f1_ci95"]
+        print(f"    {name:28s} F1 in [{lo:.3f}, {hi:.3f}]; mean over domains {r['domain_mean_f1']:.3f}")
+    for name, row in u["cidermill_minus"].items():
+        cells = "  ".join(f"{t[:8]} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]" for t, (m, lo, hi) in row.items())
+        print(f"    cidermill minus {name}: {cells}")
 
 
 def run_extractors(items: list[dict], systems: dict, progress: bool = False) -> dict[str, dict[str, tuple[str, float]]]:
@@ -169,7 +216,7 @@ def main() -> int:
         for part in ("tune", "held"):
             pages = load_dev(args.wcxb, part=part, limit=args.limit)
             sets[f"wcxb-{part}"] = [{"key": f"wcxb/{p.id}", "path": p.path, "type": p.page_type, "truth": p.truth,
-                                     "url": p.url} for p in pages]
+                                     "url": p.url, "domain": p.domain or p.id} for p in pages]
     else:
         print(f"no wcxb-dev at {args.wcxb} (unpack devdata/wcxb-dev.tar.xz; --wcxb DIR)")
     if os.path.exists(os.path.join(args.aeb, "ground-truth.json")):
@@ -209,6 +256,7 @@ def main() -> int:
                 "pages": n, "f1": sum(F) / n, "precision": sum(P) / n, "recall": sum(R) / n, "found": found / n,
                 "cpu_ms_per_page": sum(cpu) / n,
                 "per_type": {t: {"pages": len(v), "f1": sum(v) / len(v)} for t, v in sorted(per_type.items())}}
+    spread = {set_name: uncertainty(outputs, items, names) for set_name, items in sets.items()}
     for set_name, rows in table.items():
         types = [t for t in types_all if any(t in r["per_type"] for r in rows.values())]
         print(f"\n== {set_name}: {next(iter(rows.values()))['pages']} pages ==")
@@ -222,6 +270,7 @@ def main() -> int:
         ours = rows["cidermill"]
         base = rows["trafilatura default"]
         print(f"  cidermill CPU / trafilatura default CPU: {ours['cpu_ms_per_page'] / base['cpu_ms_per_page']:.2f}")
+        print_uncertainty(set_name, spread[set_name])
     headline = []
     held = table.get("wcxb-held")
     if held:
@@ -229,6 +278,9 @@ def main() -> int:
         peers = {k: v for k, v in held.items() if k != "cidermill"}
         headline.append({"what": "extraction word F1, wcxb-dev held-out domains (cidermill)",
                          "figure": f"{ours['f1']:.3f} ({ours['pages']} pages)", "target": ">= 0.88"})
+        lo, hi = spread["wcxb-held"]["systems"]["cidermill"]["f1_ci95"]
+        headline.append({"what": "extraction word F1, held-out, 95% interval (bootstrap over domains)",
+                         "figure": f"{lo:.3f}-{hi:.3f} ({spread['wcxb-held']['domains']} domains)", "target": "report"})
         best_peer = max(peers, key=lambda k: peers[k]["f1"])
         headline.append({"what": f"extraction word F1, held-out, best peer ({best_peer})",
                          "figure": f"{peers[best_peer]['f1']:.3f}", "target": "below cidermill"})
@@ -247,7 +299,7 @@ def main() -> int:
                          "figure": f"{table['aeb']['cidermill']['f1']:.3f} / "
                                    f"{table['aeb']['trafilatura default']['f1']:.3f}", "target": "report"})
     if not args.no_save and args.limit is None:
-        path = save_result("extract_f1", {"sets": table, "headline": headline,
+        path = save_result("extract_f1", {"sets": table, "headline": headline, "domain_bootstrap": spread,
                                           "not_covered": "the benchmark's test split (kept apart); pages as saved "
                                                          "files (no fetch or render time); CPU per page excludes "
                                                          "HTML decoding"},
