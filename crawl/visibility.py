@@ -7,7 +7,8 @@ style) is written into the DOM as HIDDEN_ATTR and honoured here the same way. Th
 (crawl/extract_blocks.py) skips the same subtrees, and `--render auto` (crawl/render_policy.py)
 counts only visible text, so a page whose content sits in a hidden store drawn by script is
 recognised as needing a browser. One exception, made when the page is parsed (`lift_cloak`): a page
-whose whole content, title included, is hidden by one inline style is shown, as its script would.
+whose whole content, title included, is hidden by one inline style is shown, as its script would, and
+so is the hidden block that holds a page's only title heading.
 """
 from __future__ import annotations
 
@@ -89,6 +90,11 @@ def visible_text(doc, limit: int = 2_000_000) -> str:
 # A page never means to show nothing: when one element hidden by its inline style holds this share of
 # the page's text, content structure included, a script reveals it on load (a cloak).
 CLOAK_SHARE = 0.8
+# ... and a page's title heading is meant to be seen: when every <h1> sits in inline-hidden elements,
+# the one that holds it and this share of the text is the content a script reveals (a shop's lock app
+# or a deferred product block). Pages where such an element held under 3% (a hidden title in an
+# otherwise visible page) and pages where it held a third or more were both seen; a tenth sits between.
+HEADING_SHARE = 0.1
 MAX_CLOAKS = 4   # cloaks inside cloaks lifted at most this deep (a hostile page nests hundreds)
 _CONTENT_TAGS = ("h1", "main", "article")
 
@@ -114,9 +120,12 @@ def lift_cloak(doc) -> bool:
     (display:none / visibility:hidden) that holds CLOAK_SHARE of the body's text and the page's
     content structure (an <h1>, <main> or <article>). Anti-flicker wrappers and app shells hide the
     whole page this way until their script has run (a saved copy may have lost the script); without
-    the lift a static reader finds nothing at all. A cloak inside a lifted one is lifted too (up to
-    MAX_CLOAKS deep). A data store (a single-file wiki's entries) has no such structure and stays
-    hidden, and so does what a browser marked (HIDDEN_ATTR). Returns whether a cloak was lifted."""
+    the lift a static reader finds nothing at all. Short of that share, an element that holds the
+    page's only <h1> and HEADING_SHARE of the text is lifted too (`_hidden_heading`): a shop's lock
+    app hides the product block under a visible header and footer. A cloak inside a lifted one is
+    lifted too (up to MAX_CLOAKS deep). A data store (a single-file wiki's entries) has no such
+    structure and stays hidden, and so do dialogs and what a browser marked (HIDDEN_ATTR). Returns
+    whether a cloak was lifted."""
     body = doc.find("body") if doc is not None and doc.tag == "html" else None
     if body is None:
         return False
@@ -135,9 +144,33 @@ def lift_cloak(doc) -> bool:
         el = hidden[sizes.index(size)]   # two disjoint elements cannot both hold CLOAK_SHARE of the text
         total = _rendered_chars(body) if total is None else total
         if size == 0 or size < CLOAK_SHARE * total:
-            return depth > 0
+            el = _hidden_heading(body, hidden, sizes, total, marked)
+            if el is None:
+                return depth > 0
         el.set("style", _HIDDEN_STYLE.sub("", el.get("style")))
     return True
+
+
+def _is_dialog(el) -> bool:
+    role, modal = (el.get("role") or "").lower(), (el.get("aria-modal") or "").lower()
+    return role in ("dialog", "alertdialog") or modal == "true"
+
+
+def _hidden_heading(body, hidden: list, sizes: list[int], total: int, marked: set):
+    """Among the outermost inline-hidden elements, the largest that holds an <h1> and HEADING_SHARE
+    of the body's text, when no <h1> with text shows anywhere else; else None. A dialog (role
+    dialog or aria-modal) is hidden until it is opened and stays hidden: a republication dialog
+    carries its own copy of an article's title."""
+    for h in body.iter("h1"):
+        if (h.text_content() or "").strip() and not any(a in marked or is_hidden(a) for a in (h, *h.iterancestors())):
+            return None
+    best, best_size = None, 0
+    for el, size in zip(hidden, sizes):
+        if size < HEADING_SHARE * total or size <= best_size or _is_dialog(el):
+            continue
+        if next(el.iter("h1"), None) is not None:
+            best, best_size = el, size
+    return best
 
 
 def visibility_counts(doc) -> tuple[int, int]:

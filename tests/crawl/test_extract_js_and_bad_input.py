@@ -92,6 +92,28 @@ def test_a_page_hidden_whole_by_its_inline_style_is_read_as_its_script_shows_it(
         assert render_reason(f.read(), "auto") in ("little_text", "scripts_dominate")  # still rendered
 
 
+def test_a_product_block_hidden_with_the_pages_only_title_is_read_under_its_visible_frame():
+    """A shop's lock app hides the product block (its <h1> included) until its script runs, while the
+    header and footer stay visible, so the block holds well under CLOAK_SHARE of the text: it is read
+    when no <h1> shows elsewhere. A hidden title in a page that shows its own, a hidden fragment under
+    a tenth of the text and a dialog stay hidden."""
+    frame = "<p>" + "Free shipping on orders over fifty dollars, returns within thirty days. " * 8 + "</p>"
+    story = "<p>" + "This dark roast is ground fresh for cold mornings and slow pour-overs. " * 6 + "</p>"
+
+    def page(block, title=""):
+        return f"<html><body><header>{title}{frame}</header><main>{block}</main><footer>{frame}</footer></body></html>"
+
+    locked = page(f"<div class='lockdown-content' style='display:none;'><h1>Dark Roast Coffee</h1>{story}</div>")
+    assert "ground fresh for cold mornings" in extract_page(locked, "http://x.test/p").text
+    shown_title = page(f"<div style='display:none'><h1>Dark Roast Coffee</h1>{story}</div>",
+                       title="<h1>Our coffees</h1>")
+    assert "ground fresh" not in extract_page(shown_title, "http://x.test/p").text
+    small = page("<div style='display:none'><h1>Sale</h1><p>Ten percent off.</p></div>" + story)
+    assert "Ten percent off" not in extract_page(small, "http://x.test/p").text
+    dialog = page(f"<div role='dialog' aria-modal='true' style='display:none'><h1>Republish</h1>{story}</div>")
+    assert "ground fresh" not in extract_page(dialog, "http://x.test/p").text
+
+
 def test_bad_input_pages_end_in_text_or_a_reason():
     binary = bytes(range(256)) * 400
     cases = ["", "\x00" * 10, binary.decode("latin-1"), "<html><body><p>unclosed <div><table><tr><td>cell <b>x",
