@@ -40,7 +40,7 @@ from crawl.page_kind import meta_content, page_kind
 from crawl.streamed_html import apply_streamed_swaps
 from crawl.tables import table_caption, table_rows, to_markdown
 from crawl.urls import LinkResolver, try_canonicalize
-from crawl.visibility import drop_hidden, lift_cloak
+from crawl.visibility import drop_hidden, lift_cloak, open_disclosures
 
 CONTEXT_CHARS = 300
 MAX_LINKS = 2000
@@ -101,6 +101,7 @@ def parse_html_checked(html: str):
         pass
     open_noframes(doc)  # a frameset page's content for readers without frames (crawl/framesets.py)
     lift_cloak(doc)     # a page hidden whole until its script runs (crawl/visibility.py)
+    open_disclosures(doc)   # collapsed accordion panels are one click away
     return doc, note
 
 

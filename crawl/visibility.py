@@ -6,9 +6,10 @@ elements, and inside elements hidden by the `hidden` attribute or an inline `dis
 style) is written into the DOM as HIDDEN_ATTR and honoured here the same way. The block extractor
 (crawl/extract_blocks.py) skips the same subtrees, and `--render auto` (crawl/render_policy.py)
 counts only visible text, so a page whose content sits in a hidden store drawn by script is
-recognised as needing a browser. One exception, made when the page is parsed (`lift_cloak`): a page
-whose whole content, title included, is hidden by one inline style is shown, as its script would, and
-so is the hidden block that holds a page's only title heading.
+recognised as needing a browser. Exceptions, made when the page is parsed: a page whose whole
+content, title included, is hidden by one inline style is shown, as its script would, and so is the
+hidden block that holds a page's only title heading (`lift_cloak`); the collapsed panels of
+disclosure widgets outside navigation are one click away and shown (`open_disclosures`).
 """
 from __future__ import annotations
 
@@ -171,6 +172,47 @@ def _hidden_heading(body, hidden: list, sizes: list[int], total: int, marked: se
         if next(el.iter("h1"), None) is not None:
             best, best_size = el, size
     return best
+
+
+_NAV_TAGS = frozenset({"nav", "header"})
+_NAV_ROLES = frozenset({"navigation", "menu", "menubar"})
+
+
+def open_disclosures(doc) -> int:
+    """Show the collapsed panels of disclosure widgets (accordions, "read more", spec sections): an
+    element hidden by `hidden` or its inline style whose id a control names in `aria-controls`
+    while it carries `aria-expanded`. Like an inactive tab (`is_hidden`), such a panel is one click
+    away and part of the page; a product's details and a service page's FAQ answers sit in them.
+    Panels in navigation (<nav>, <header>, role navigation/menu/menubar) are a site's submenus and
+    stay hidden. Returns how many panels were opened."""
+    body = doc.find("body") if doc is not None and doc.tag == "html" else None
+    if body is None:
+        return 0
+    wanted = set()
+    for control in body.xpath(".//*[@aria-controls and @aria-expanded]"):
+        wanted.update((control.get("aria-controls") or "").split())
+    if not wanted:
+        return 0
+    opened = 0
+    for el in body.xpath(".//*[@id]"):
+        if el.get("id") not in wanted or _in_navigation(el):
+            continue
+        style = el.get("style")
+        hidden_style = bool(style) and _HIDDEN_STYLE.search(style) is not None
+        if el.get("hidden") is None and not hidden_style:
+            continue
+        el.attrib.pop("hidden", None)
+        if hidden_style:
+            el.set("style", _HIDDEN_STYLE.sub("", style))
+        opened += 1
+    return opened
+
+
+def _in_navigation(el) -> bool:
+    for a in (el, *el.iterancestors()):
+        if isinstance(a.tag, str) and (a.tag.lower() in _NAV_TAGS or (a.get("role") or "").lower() in _NAV_ROLES):
+            return True
+    return False
 
 
 def visibility_counts(doc) -> tuple[int, int]:

@@ -89,6 +89,24 @@ def test_inactive_tab_panels_are_content():
     assert "hidden store" not in text
 
 
+def test_collapsed_disclosure_panels_are_content_except_in_navigation():
+    # an accordion: each button names its panel in aria-controls and says whether it is open
+    page = ("<html><body><header><button aria-expanded='false' aria-controls='menu'>Menu</button>"
+            "<ul id='menu' hidden><li><a href='/presses'>All presses</a></li></ul></header><main><h1>Cider presses</h1>"
+            "<button aria-expanded='true' aria-controls='p1'>Materials</button>"
+            "<div id='p1'><p>The basket is white oak and the screw is cast iron.</p></div>"
+            "<button aria-expanded='false' aria-controls='p2 p3'>Care</button>"
+            "<div id='p2' hidden><p>Rinse the basket with cold water after every pressing.</p></div>"
+            "<div id='p3' style='color: red; display: none'><p>Oil the screw before winter storage.</p></div>"
+            "<div id='p4' hidden><p>A hidden store no control opens.</p></div>"
+            "<div role='navigation'><button aria-expanded='false' aria-controls='sub'>More</button>"
+            "<div id='sub' style='display:none'>Submenu of the shop</div></div></main></body></html>")
+    text = visible_text(parse_html(page))   # parse_html opens the panels
+    assert "white oak" in text and "Rinse the basket" in text and "Oil the screw" in text
+    assert "hidden store" not in text and "All presses" not in text and "Submenu" not in text
+    assert "Rinse the basket with cold water" in extract_page(page, "http://x.test/press").text
+
+
 def test_inline_white_space_styles_keep_lines_as_the_browser_shows_them():
     """white-space: pre / pre-wrap keep a block's layout, pre-line its line breaks (spaces within a
     line collapse), as a browser lays them out; the default collapses both. Only the emitted text
