@@ -180,8 +180,8 @@ _NAV_ROLES = frozenset({"navigation", "menu", "menubar"})
 
 def open_disclosures(doc) -> int:
     """Show the collapsed panels of disclosure widgets (accordions, "read more", spec sections): an
-    element hidden by `hidden` or its inline style whose id a control names in `aria-controls`
-    while it carries `aria-expanded`. Like an inactive tab (`is_hidden`), such a panel is one click
+    element hidden by `hidden`, `aria-hidden="true"` or its inline style whose id a control names in
+    `aria-controls` while it carries `aria-expanded`. Like an inactive tab (`is_hidden`), such a panel is one click
     away and part of the page; a product's details and a service page's FAQ answers sit in them.
     Panels in navigation (<nav>, <header>, role navigation/menu/menubar) are a site's submenus and
     stay hidden. Returns how many panels were opened."""
@@ -199,9 +199,11 @@ def open_disclosures(doc) -> int:
             continue
         style = el.get("style")
         hidden_style = bool(style) and _HIDDEN_STYLE.search(style) is not None
-        if el.get("hidden") is None and not hidden_style:
+        aria_hidden = (el.get("aria-hidden") or "").lower() == "true"
+        if el.get("hidden") is None and not hidden_style and not aria_hidden:
             continue
         el.attrib.pop("hidden", None)
+        el.attrib.pop("aria-hidden", None)
         if hidden_style:
             el.set("style", _HIDDEN_STYLE.sub("", style))
         opened += 1

@@ -98,11 +98,13 @@ def test_collapsed_disclosure_panels_are_content_except_in_navigation():
             "<button aria-expanded='false' aria-controls='p2 p3'>Care</button>"
             "<div id='p2' hidden><p>Rinse the basket with cold water after every pressing.</p></div>"
             "<div id='p3' style='color: red; display: none'><p>Oil the screw before winter storage.</p></div>"
+            "<button aria-expanded='false' aria-controls='p5'>Sizes</button>"
+            "<div id='p5' aria-hidden='true' style='height:0;overflow:hidden'><p>The tall press holds forty litres.</p></div>"
             "<div id='p4' hidden><p>A hidden store no control opens.</p></div>"
             "<div role='navigation'><button aria-expanded='false' aria-controls='sub'>More</button>"
             "<div id='sub' style='display:none'>Submenu of the shop</div></div></main></body></html>")
     text = visible_text(parse_html(page))   # parse_html opens the panels
-    assert "white oak" in text and "Rinse the basket" in text and "Oil the screw" in text
+    assert "white oak" in text and "Rinse the basket" in text and "Oil the screw" in text and "forty litres" in text
     assert "hidden store" not in text and "All presses" not in text and "Submenu" not in text
     assert "Rinse the basket with cold water" in extract_page(page, "http://x.test/press").text
 
