@@ -162,9 +162,19 @@ def _hidden_heading(body, hidden: list, sizes: list[int], total: int, marked: se
     of the body's text, when no <h1> with text shows anywhere else; else None. A dialog (role
     dialog or aria-modal) is hidden until it is opened and stays hidden: a republication dialog
     carries its own copy of an article's title."""
+    covered: set = set()   # elements under a hidden one: each is walked once, however deep the page
     for h in body.iter("h1"):
-        if (h.text_content() or "").strip() and not any(a in marked or is_hidden(a) for a in (h, *h.iterancestors())):
-            return None
+        if next((t for t in h.itertext() if t.strip()), None) is None:
+            continue
+        chain, a = [], h
+        while a is not None and a not in covered:
+            if a in marked or is_hidden(a):
+                break
+            chain.append(a)
+            a = a.getparent()
+        if a is None:
+            return None    # an <h1> with text that shows
+        covered.update(chain)
     best, best_size = None, 0
     for el, size in zip(hidden, sizes):
         if size < HEADING_SHARE * total or size <= best_size or _is_dialog(el):
@@ -193,9 +203,9 @@ def open_disclosures(doc) -> int:
         wanted.update((control.get("aria-controls") or "").split())
     if not wanted:
         return 0
-    opened = 0
+    opened, nav = 0, {}
     for el in body.xpath(".//*[@id]"):
-        if el.get("id") not in wanted or _in_navigation(el):
+        if el.get("id") not in wanted or _in_navigation(el, nav):
             continue
         style = el.get("style")
         hidden_style = bool(style) and _HIDDEN_STYLE.search(style) is not None
@@ -210,11 +220,19 @@ def open_disclosures(doc) -> int:
     return opened
 
 
-def _in_navigation(el) -> bool:
-    for a in (el, *el.iterancestors()):
+def _in_navigation(el, known: dict) -> bool:
+    """Whether `el` or an ancestor is navigation; `known` remembers the answer for every element
+    walked, so many panels deep in one page cost one walk of each element."""
+    chain, a = [], el
+    while a is not None and a not in known:
         if isinstance(a.tag, str) and (a.tag.lower() in _NAV_TAGS or (a.get("role") or "").lower() in _NAV_ROLES):
-            return True
-    return False
+            known[a] = True
+            break
+        chain.append(a)
+        a = a.getparent()
+    answer = known[a] if a is not None else False
+    known.update(dict.fromkeys(chain, answer))
+    return answer
 
 
 def visibility_counts(doc) -> tuple[int, int]:
