@@ -136,7 +136,8 @@ def lift_cloak(doc) -> bool:
                   if _HIDDEN_STYLE.search(el.get("style")) and el.get("hidden") is None
                   and el.get(HIDDEN_ATTR) is None and el.tag.lower() not in NOT_RENDERED]
         marked = set(hidden)  # the outermost only: disjoint subtrees, so what follows reads each node once
-        hidden = [el for el in hidden if not any(a in marked for a in el.iterancestors())
+        inside: dict = {}
+        hidden = [el for el in hidden if not _within(el.getparent(), marked.__contains__, inside)
                   and any(next(el.iter(t), None) is not None for t in _CONTENT_TAGS)]
         if not hidden:
             return depth > 0
@@ -162,19 +163,16 @@ def _hidden_heading(body, hidden: list, sizes: list[int], total: int, marked: se
     of the body's text, when no <h1> with text shows anywhere else; else None. A dialog (role
     dialog or aria-modal) is hidden until it is opened and stays hidden: a republication dialog
     carries its own copy of an article's title."""
-    covered: set = set()   # elements under a hidden one: each is walked once, however deep the page
+    hidden_at: dict = {}
+
+    def hides(a) -> bool:
+        return a in marked or is_hidden(a)
+
     for h in body.iter("h1"):
         if next((t for t in h.itertext() if t.strip()), None) is None:
             continue
-        chain, a = [], h
-        while a is not None and a not in covered:
-            if a in marked or is_hidden(a):
-                break
-            chain.append(a)
-            a = a.getparent()
-        if a is None:
+        if not _within(h, hides, hidden_at):
             return None    # an <h1> with text that shows
-        covered.update(chain)
     best, best_size = None, 0
     for el, size in zip(hidden, sizes):
         if size < HEADING_SHARE * total or size <= best_size or _is_dialog(el):
@@ -205,7 +203,7 @@ def open_disclosures(doc) -> int:
         return 0
     opened, nav = 0, {}
     for el in body.xpath(".//*[@id]"):
-        if el.get("id") not in wanted or _in_navigation(el, nav):
+        if el.get("id") not in wanted or _within(el, _is_navigation, nav):
             continue
         style = el.get("style")
         hidden_style = bool(style) and _HIDDEN_STYLE.search(style) is not None
@@ -220,17 +218,22 @@ def open_disclosures(doc) -> int:
     return opened
 
 
-def _in_navigation(el, known: dict) -> bool:
-    """Whether `el` or an ancestor is navigation; `known` remembers the answer for every element
-    walked, so many panels deep in one page cost one walk of each element."""
-    chain, a = [], el
-    while a is not None and a not in known:
-        if isinstance(a.tag, str) and (a.tag.lower() in _NAV_TAGS or (a.get("role") or "").lower() in _NAV_ROLES):
-            known[a] = True
+def _is_navigation(el) -> bool:
+    return el.tag.lower() in _NAV_TAGS or (el.get("role") or "").lower() in _NAV_ROLES
+
+
+def _within(el, test, known: dict) -> bool:
+    """Whether `el` or one of its ancestors passes `test`. `known` keeps the answer for every element
+    walked, so asking for thousands of elements 250 levels deep walks each ancestor once, not once
+    per element below it (a hostile page of 20,000 such elements took seconds)."""
+    chain = []
+    while el is not None and el not in known:
+        if test(el):
+            known[el] = True
             break
-        chain.append(a)
-        a = a.getparent()
-    answer = known[a] if a is not None else False
+        chain.append(el)
+        el = el.getparent()
+    answer = known[el] if el is not None else False
     known.update(dict.fromkeys(chain, answer))
     return answer
 
