@@ -98,17 +98,12 @@ def host_of(url: str) -> str:
     return host.removeprefix("www.")
 
 
-def page_f1(outputs: dict, name: str, items: list[dict]) -> list[float]:
-    from crawl.extract_train import word_prf
-    return [word_prf(outputs[name][it["key"]][0], it["truth"])[2] for it in items]
-
-
-def uncertainty(outputs: dict, items: list[dict], names: list[str]) -> dict:
-    """Domain-bootstrap 95% intervals (bench/domain_bootstrap.py): each extractor's mean F1 and its
-    mean over domains; cidermill minus each peer, page by page, overall and per page type."""
+def uncertainty(items: list[dict], f1: dict[str, list[float]], names: list[str]) -> dict:
+    """Domain-bootstrap 95% intervals (bench/domain_bootstrap.py) from each extractor's page F1s
+    (`f1`, in `items` order): each extractor's mean F1 and its mean over domains; cidermill minus
+    each peer, page by page, overall and per page type."""
     from bench.domain_bootstrap import domain_ci, domain_mean
     domains = [it["domain"] for it in items]
-    f1 = {name: page_f1(outputs, name, items) for name in names}
     out: dict = {"domains": len(set(domains)), "systems": {}, "cidermill_minus": {}}
     for name in names:
         out["systems"][name] = {"f1_ci95": domain_ci(f1[name], domains), "domain_mean_f1": domain_mean(f1[name], domains)}
@@ -239,9 +234,10 @@ def main() -> int:
         outputs["resiliparse"] = res
     names = list(outputs)
     table: dict[str, dict] = {}
+    page_f1: dict[str, dict[str, list[float]]] = {}   # set -> extractor -> F1 per page, in the set's order
     types_all = sorted({it["type"] for it in every})
     for set_name, items in sets.items():
-        table[set_name] = {}
+        table[set_name], page_f1[set_name] = {}, {}
         for name in names:
             per_type = defaultdict(list)
             P, R, F, found, cpu = [], [], [], 0, []
@@ -256,7 +252,8 @@ def main() -> int:
                 "pages": n, "f1": sum(F) / n, "precision": sum(P) / n, "recall": sum(R) / n, "found": found / n,
                 "cpu_ms_per_page": sum(cpu) / n,
                 "per_type": {t: {"pages": len(v), "f1": sum(v) / len(v)} for t, v in sorted(per_type.items())}}
-    spread = {set_name: uncertainty(outputs, items, names) for set_name, items in sets.items()}
+            page_f1[set_name][name] = F
+    spread = {set_name: uncertainty(items, page_f1[set_name], names) for set_name, items in sets.items()}
     for set_name, rows in table.items():
         types = [t for t in types_all if any(t in r["per_type"] for r in rows.values())]
         print(f"\n== {set_name}: {next(iter(rows.values()))['pages']} pages ==")
