@@ -45,6 +45,16 @@ def test_isolated_repeats_of_a_reference_page_stay():
     assert _kept(html).count(summary) == 2     # one repeated block: no run, not quoted
 
 
+def test_a_gallery_caption_shown_again_goes_but_a_short_line_under_each_picture_stays():
+    caption = "Defense ministers shake hands in Hanoi on Wednesday at the start of a two-day visit."
+    again = "Read my review of this hotel here."
+    html = (f"<html><body><ul class='gallery'><li><img src='a.jpg'><div class='caption'>{caption}</div></li></ul>"
+            f"<p>{PARAS[0]}</p><div class='caption-remote'><div class='caption-full'>{caption}</div></div>"
+            f"<figure><img src='b.jpg'><div class='wp-caption-text'>{again}</div></figure>"
+            f"<figure><img src='c.jpg'><div class='wp-caption-text'>{again}</div></figure></body></html>")
+    assert _kept(html) == [caption, PARAS[0], again, again]
+
+
 def test_a_copy_too_short_to_be_a_section_stays():
     line = "Dishwasher safe, microwave safe, made in the hills."
     html = f"<html><body><p>{line}</p><p>{line}</p><p>{line}</p></body></html>"
