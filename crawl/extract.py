@@ -26,6 +26,7 @@ import lxml.etree as etree
 import lxml.html
 
 from crawl.extract_blocks import FEATURES, Segmented, features, segment
+from crawl.extract_contents import drop_contents
 from crawl.extract_fallback import peer_fallback
 from crawl.extract_groups import propagate, repeated_items
 from crawl.extract_post_meta import drop_post_meta
@@ -342,8 +343,9 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     sure blocks, and on a page where the classifier keeps almost nothing, the votes (peer_fallback);
     on a page that declares its posts in microdata, their messages without the posts' other blocks
     (crawl/extract_posts.py); on a `product` page, without its customer reviews (crawl/extract_reviews.py);
-    then each paragraph once (crawl/extract_repeats.py); last, a selection of under MIN_WORDS words
-    is no main content (too_few_words).
+    then each paragraph once (crawl/extract_repeats.py), without the page's table of contents
+    (crawl/extract_contents.py); last, a selection of under MIN_WORDS words is no main content
+    (too_few_words).
     Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
@@ -352,12 +354,13 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     items = repeated_items(blocks)
     keep = main_region(blocks, navigation_takeover(blocks, propagate(blocks, keep, items)), prob, items=items)
     if votes is None:
-        return too_few_words(blocks, drop_repeated(blocks, declared_posts(blocks, keep)))
+        return too_few_words(blocks, drop_contents(blocks, drop_repeated(blocks, declared_posts(blocks, keep))))
     keep = section_headings(blocks, voted_listings(blocks, drop_post_meta(blocks, keep, votes, items), votes))
     if article:
         keep = article_region(blocks, keep, prob, votes, items=items)
     keep = declared_posts(blocks, peer_fallback(blocks, keep, votes))
-    return too_few_words(blocks, drop_repeated(blocks, drop_reviews(blocks, keep) if product else keep))
+    keep = drop_repeated(blocks, drop_reviews(blocks, keep) if product else keep)
+    return too_few_words(blocks, drop_contents(blocks, keep))
 
 
 # Main content is at least a short sentence. What a selection keeps under this many words is what a
