@@ -354,13 +354,18 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     items = repeated_items(blocks)
     keep = main_region(blocks, navigation_takeover(blocks, propagate(blocks, keep, items)), prob, items=items)
     if votes is None:
-        return too_few_words(blocks, drop_contents(blocks, drop_repeated(blocks, declared_posts(blocks, keep))))
+        return _final_steps(blocks, declared_posts(blocks, keep))
     keep = section_headings(blocks, voted_listings(blocks, drop_post_meta(blocks, keep, votes, items), votes))
     if article:
         keep = article_region(blocks, keep, prob, votes, items=items)
     keep = declared_posts(blocks, peer_fallback(blocks, keep, votes))
-    keep = drop_repeated(blocks, drop_reviews(blocks, keep) if product else keep)
-    return too_few_words(blocks, drop_contents(blocks, keep))
+    return _final_steps(blocks, drop_reviews(blocks, keep) if product else keep)
+
+
+def _final_steps(blocks, keep: list[bool]) -> list[bool]:
+    """What every selection ends with, with or without the peer's votes: each paragraph once, no
+    table of contents, and no selection of under MIN_WORDS words."""
+    return too_few_words(blocks, drop_contents(blocks, drop_repeated(blocks, keep)))
 
 
 # Main content is at least a short sentence. What a selection keeps under this many words is what a
