@@ -1,8 +1,8 @@
 """What a visitor can see in static HTML, judged the way a browser would without running scripts.
 
 Text inside <script>, <style>, <template>, <noscript>, <svg>, JSON stores and other non-rendered
-elements, and inside elements hidden by the `hidden` attribute or an inline `display:none` /
-`visibility:hidden` style, is not visible. After rendering, the browser's own judgement (computed
+elements, inside elements hidden by the `hidden` attribute or an inline `display:none` /
+`visibility:hidden` style, and inside modal dialogs (`aria-modal="true"`), is not visible. After rendering, the browser's own judgement (computed
 style) is written into the DOM as HIDDEN_ATTR and honoured here the same way. The block extractor
 (crawl/extract_blocks.py) skips the same subtrees, and `--render auto` (crawl/render_policy.py)
 counts only visible text, so a page whose content sits in a hidden store drawn by script is
@@ -26,8 +26,11 @@ HIDDEN_ATTR = "data-cidermill-hidden"   # set by crawl/render.py on elements the
 
 def is_hidden(el, noscript_visible: bool = False) -> bool:
     """True when this element (and so its subtree) is not drawn: not a rendered tag, `hidden`, or an
-    inline style with display:none / visibility:hidden. An ARIA tab panel never is: the inactive
-    tabs of a tab set (code samples per language, product specs) are one click away.
+    inline style with display:none / visibility:hidden, or a modal dialog (`aria-modal="true"`, as
+    a closed <dialog> is). A modal is hidden until a script opens it, and once open it sits over the
+    page: cookie consent, newsletter sign-up, cart and login drawers, a site's policies; what the
+    visitor came for is the page beneath. An ARIA tab panel is never hidden: the inactive tabs of a
+    tab set (code samples per language, product specs) are one click away.
     `noscript_visible`: read <noscript> as a reader without JavaScript (a crawler reading static
     HTML) sees it; forum software such as Discourse serves its whole thread there. A browser with
     scripts hides it (and render.py marks it)."""
@@ -39,6 +42,8 @@ def is_hidden(el, noscript_visible: bool = False) -> bool:
         if tag == "button":
             return not _swallowed_by_button(el)
         return not (noscript_visible and tag == "noscript")
+    if (el.get("aria-modal") or "").lower() == "true":
+        return True   # a modal dialog: closed until a script opens it, and over the page when open
     if (el.get("role") or "").lower() == "tabpanel":
         return False  # an inactive tab (ARIA tabs pattern) is one click away: content, not hidden
     if el.get("hidden") is not None or el.get(HIDDEN_ATTR) is not None:

@@ -127,3 +127,24 @@ def test_inline_white_space_styles_keep_lines_as_the_browser_shows_them():
     assert shown[0] == shown[3] == "Steps for the press:\n\n    1. grate   the quinces\n    2. rest one hour"
     assert shown[1] == "Steps for the press:\n\n1. grate the quinces\n2. rest one hour"
     assert shown[2] == shown[4] == "Steps for the press: 1. grate the quinces 2. rest one hour"
+
+
+def test_modal_dialogs_are_not_content():
+    # a consent manager's preference centre, as such scripts put it in the page: a modal dialog whose
+    # paragraphs outweigh the thread it covers, and a cart drawer; neither is what the visitor came for
+    consent = "".join(f"<h4>Category {i} cookies</h4><p>These technologies help us understand how our site is used "
+                      "and how visitors engage with it, which sites referred them, and may store or retrieve "
+                      "information on your browser, mostly in the form of cookies, as described here.</p>"
+                      for i in range(8))
+    posts = "".join(f"<article class='post'><p>Member {i} wrote that the rear bracket of the case holds a hub for the "
+                    f"fan controller, and that the inside mount number {i} takes a radiator.</p></article>"
+                    for i in range(4))
+    page = ("<html><body><header><a href='/'>Forum</a></header><main><h1>What are these two mounts for?</h1>"
+            f"{posts}</main><div id='consent-sdk'><div role='dialog' aria-modal='true'>"
+            f"<h2>Privacy Preference Center</h2>{consent}</div></div>"
+            "<div class='drawer' aria-modal='TRUE'><p>Your cart is empty. Continue shopping for cases.</p></div>"
+            "</body></html>")
+    assert "Privacy Preference Center" not in visible_text(parse_html(page))
+    text = extract_page(page, "http://x.test/t/1").text
+    assert "rear bracket of the case" in text and "radiator" in text
+    assert "cookies" not in text and "Your cart" not in text
