@@ -42,7 +42,7 @@ def is_hidden(el, noscript_visible: bool = False) -> bool:
         if tag == "button":
             return not _swallowed_by_button(el)
         return not (noscript_visible and tag == "noscript")
-    if (el.get("aria-modal") or "").lower() == "true":
+    if _is_modal(el):
         return True   # a modal dialog: closed until a script opens it, and over the page when open
     if (el.get("role") or "").lower() == "tabpanel":
         return False  # an inactive tab (ARIA tabs pattern) is one click away: content, not hidden
@@ -158,9 +158,12 @@ def lift_cloak(doc) -> bool:
     return True
 
 
+def _is_modal(el) -> bool:
+    return (el.get("aria-modal") or "").lower() == "true"
+
+
 def _is_dialog(el) -> bool:
-    role, modal = (el.get("role") or "").lower(), (el.get("aria-modal") or "").lower()
-    return role in ("dialog", "alertdialog") or modal == "true"
+    return (el.get("role") or "").lower() in ("dialog", "alertdialog") or _is_modal(el)
 
 
 def _hidden_heading(body, hidden: list, sizes: list[int], total: int, marked: set):
