@@ -29,6 +29,7 @@ from crawl.extract_blocks import FEATURES, Segmented, features, segment
 from crawl.extract_contents import drop_contents
 from crawl.extract_fallback import peer_fallback
 from crawl.extract_groups import propagate, repeated_items
+from crawl.extract_identifiers import drop_identifier_runs
 from crawl.extract_post_meta import drop_post_meta
 from crawl.extract_posts import declared_posts
 from crawl.extract_repeats import drop_repeated
@@ -344,7 +345,8 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     on a page that declares its posts in microdata, their messages without the posts' other blocks
     (crawl/extract_posts.py); on a `product` page, without its customer reviews (crawl/extract_reviews.py);
     then each paragraph once (crawl/extract_repeats.py), without the page's table of contents
-    (crawl/extract_contents.py); last, a selection of under MIN_WORDS words is no main content
+    (crawl/extract_contents.py) and without runs of machine identifiers
+    (crawl/extract_identifiers.py); last, a selection of under MIN_WORDS words is no main content
     (too_few_words).
     Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
@@ -364,8 +366,10 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
 
 def _final_steps(blocks, keep: list[bool]) -> list[bool]:
     """What every selection ends with, with or without the peer's votes: each paragraph once, no
-    table of contents, and no selection of under MIN_WORDS words."""
-    return too_few_words(blocks, drop_contents(blocks, drop_repeated(blocks, keep)))
+    table of contents, no run of machine identifiers (crawl/extract_identifiers.py), and no
+    selection of under MIN_WORDS words."""
+    keep = drop_identifier_runs(blocks, drop_contents(blocks, drop_repeated(blocks, keep)))
+    return too_few_words(blocks, keep)
 
 
 # Main content is at least a short sentence. What a selection keeps under this many words is what a
