@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-_IDENTIFIER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_IDENTIFIER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _WORD_CHAR = re.compile(r"\w")
 MIN_IDS = 3             # a sentence that quotes an identifier or two ("note the UUID ...") is content
 OTHER_SHARE = 0.2       # word characters outside identifiers, at most this share of the block's
