@@ -43,6 +43,11 @@ def tag_name(el) -> str:
     return el.tag.lower() if isinstance(el.tag, str) else ""
 
 
+def class_and_id(el) -> str:
+    """`el`'s class and id attributes as one string, for tests of what a page names an element."""
+    return f"{el.get('class') or ''} {el.get('id') or ''}"
+
+
 def ancestors(el, limit: int = MAX_UP) -> list:
     """`el` and its ancestors, nearest first (at most `limit` of them)."""
     out, a = [], el

@@ -35,6 +35,8 @@ held-out 2 up, none down; no documentation page's text changed.
 """
 from __future__ import annotations
 
+from crawl.extract_layout import class_and_id
+
 REPEATS = True    # switchable for experiments
 MIN_WORDS = 5     # shorter lines ("Reply", "Add to cart", a price) repeat by nature
 RUN_BLOCKS = 2
@@ -46,10 +48,7 @@ CAPTION_WORDS = 10     # a repeated caption this long is the same caption shown 
 
 def _within_marked(block, tag: str, word: str) -> bool:
     """Whether the block sits in a `tag` element or one whose class or id holds `word`."""
-    for a in block.ancestors():
-        if a.tag == tag or word in ((a.get("class") or "") + " " + (a.get("id") or "")).lower():
-            return True
-    return False
+    return any(a.tag == tag or word in class_and_id(a).lower() for a in block.ancestors())
 
 
 def _quoted(block) -> bool:

@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import re
 
+from crawl.extract_layout import class_and_id
+
 REVIEW = re.compile(r"(?<!p)review|testimonial", re.I)   # "preview" is not a review
 
 
-def _in_review(el) -> bool:
-    while el is not None:
-        if isinstance(el.tag, str) and REVIEW.search(f"{el.get('class') or ''} {el.get('id') or ''}"):
-            return True
-        el = el.getparent()
-    return False
+def _in_review(block) -> bool:
+    return any(REVIEW.search(class_and_id(a)) for a in block.ancestors())
 
 
 def drop_reviews(blocks, keep: list[bool]) -> list[bool]:
     """`keep` without the kept blocks inside a review or testimonial element, or `keep` itself when
     nothing would be left (a new list either way)."""
-    out = [k and not _in_review(b.el) for b, k in zip(blocks, keep)]
+    out = [k and not _in_review(b) for b, k in zip(blocks, keep)]
     return out if any(out) else list(keep)
