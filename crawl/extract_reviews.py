@@ -17,7 +17,7 @@ import re
 
 from crawl.extract_layout import class_and_id
 
-REVIEW = re.compile(r"(?<!p)review|testimonial", re.I)   # "preview" is not a review
+REVIEW = re.compile(r"(?<!p)review|testimonial", re.IGNORECASE)   # "preview" is not a review
 
 
 def _in_review(block) -> bool:
