@@ -345,9 +345,8 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
     on a page that declares its posts in microdata, their messages without the posts' other blocks
     (crawl/extract_posts.py); on a `product` page, without its customer reviews (crawl/extract_reviews.py);
     then each paragraph once (crawl/extract_repeats.py), without the page's table of contents
-    (crawl/extract_contents.py) and without runs of machine identifiers
-    (crawl/extract_identifiers.py); last, a selection of under MIN_WORDS words is no main content
-    (too_few_words).
+    (crawl/extract_contents.py) and without runs of UUIDs (crawl/extract_identifiers.py); last, a
+    selection of under MIN_WORDS words is no main content (too_few_words).
     Training picks `thr` through this same function."""
     keep = [bool(x) for x in prob >= thr]
     if not any(keep):  # nothing cleared the bar: the single most likely block beats an empty page
@@ -366,8 +365,8 @@ def block_selection(blocks, prob, thr: float, votes: list[bool] | None = None, a
 
 def _final_steps(blocks, keep: list[bool]) -> list[bool]:
     """What every selection ends with, with or without the peer's votes: each paragraph once, no
-    table of contents, no run of machine identifiers (crawl/extract_identifiers.py), and no
-    selection of under MIN_WORDS words."""
+    table of contents, no run of UUIDs (crawl/extract_identifiers.py), and no selection of under
+    MIN_WORDS words."""
     keep = drop_identifier_runs(blocks, drop_contents(blocks, drop_repeated(blocks, keep)))
     return too_few_words(blocks, keep)
 

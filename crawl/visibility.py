@@ -5,11 +5,12 @@ elements, inside elements hidden by the `hidden` attribute or an inline `display
 `visibility:hidden` style, and inside modal dialogs (`aria-modal="true"`), is not visible. After
 rendering, the browser's own judgement (computed style) is written into the DOM as HIDDEN_ATTR and
 honoured here the same way. The block extractor (crawl/extract_blocks.py) skips the same subtrees,
-and `--render auto` (crawl/render_policy.py) counts only visible text, so a page whose content
-sits in a hidden store drawn by script is recognised as needing a browser. Exceptions, made when the page is parsed: a page whose whole
-content, title included, is hidden by one inline style is shown, as its script would, and so is the
-hidden block that holds a page's only title heading (`lift_cloak`); the collapsed panels of
-disclosure widgets outside navigation are one click away and shown (`open_disclosures`).
+and `--render auto` (crawl/render_policy.py) counts only visible text, so a page whose content sits
+in a hidden store drawn by script is recognised as needing a browser. Exceptions, made when the page
+is parsed: a page whose whole content, title included, is hidden by one inline style is shown, as
+its script would, and so is the hidden block that holds a page's only title heading (`lift_cloak`);
+the collapsed panels of disclosure widgets outside navigation are one click away and shown
+(`open_disclosures`).
 """
 from __future__ import annotations
 
