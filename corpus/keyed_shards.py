@@ -18,7 +18,8 @@ from corpus.arrow_rows import int64_array, string_array, table_from_rows, uint64
 from corpus.buckets import key_hash
 from corpus.errors import ShardError
 from corpus.manifest import Manifest
-from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, write_shard_file
+from corpus import objectstore
+from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, staged_bytes, staging_dir, write_shard_file
 
 KEY, HASH = "__key", "__hash"  # columns a keyed table carries beside the schema's, dropped before writing
 
@@ -55,6 +56,26 @@ def keyed_table(rows: list[dict], schema: pa.Schema, keys: list[str]) -> pa.Tabl
     table = table_from_rows(rows, schema)  # = pa.Table.from_pylist, without importing pandas
     hashes = [key_hash(k) for k in keys]
     return table.append_column(KEY, string_array(keys)).append_column(HASH, uint64_array(hashes))
+
+
+def table_blob(table: pa.Table) -> bytes:
+    """A (keyed) table as one Arrow IPC stream: how keyed rows travel between a job's workers."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def blob_table(blob: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
+
+
+def staged_table(directory: str, name: str) -> pa.Table:
+    """The table a staged blob (corpus/writer.py stage_bytes of table_blob) holds; on local disk the
+    file is memory-mapped, so a reader that takes a few of its rows touches only those."""
+    if objectstore.is_remote(directory):
+        return blob_table(staged_bytes(directory, name))
+    return pa.ipc.open_stream(pa.memory_map(objectstore.join(staging_dir(directory), name))).read_all()
 
 
 def split_by_shard(table: pa.Table, n: int) -> Iterator[tuple[int, pa.Table]]:

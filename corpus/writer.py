@@ -45,10 +45,10 @@ def staging_dir(directory: str) -> str:
     return objectstore.join(directory, _STAGING)
 
 
-def stage_bytes(directory: str, data: bytes) -> str:
+def stage_bytes(directory: str, data: bytes, name: str | None = None) -> str:
     """`data` as a file of the dataset's staging area, named by its content (a task that runs
-    twice writes the same file), written whole or not at all -> its name."""
-    name = hashlib.sha256(data).hexdigest()[:40]
+    twice writes the same file) unless the caller names it, written whole or not at all -> its name."""
+    name = name or hashlib.sha256(data).hexdigest()[:40]
     if not objectstore.is_remote(directory):
         os.makedirs(staging_dir(directory), exist_ok=True)
     objectstore.write_whole(objectstore.join(staging_dir(directory), name), data)
@@ -80,7 +80,7 @@ def end_job_outputs(failed: bool) -> list[str]:
     gone: list[str] = []
     for d in sorted(_NOTED):
         try:
-            gone += _remove_unfinished(d) if failed else drop_finished_staging(d)
+            gone += remove_unfinished(d) if failed else drop_finished_staging(d)
         except Exception:  # noqa: BLE001  (best effort; a rerun's prepare removes them too)
             continue
     _NOTED.clear()
@@ -108,7 +108,9 @@ def drop_finished_staging(directory: str) -> list[str]:
     return [st]
 
 
-def _remove_unfinished(directory: str) -> list[str]:
+def remove_unfinished(directory: str) -> list[str]:
+    """What a writer left in `directory` when it holds no manifest (a job that failed part-way)
+    -> the paths removed; a finished dataset is left alone."""
     remote = objectstore.is_remote(directory)
     if not remote and not os.path.isdir(directory):
         return []

@@ -466,12 +466,20 @@ def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: Fused
     here). Memory: the rows, 4 bytes per distinct shingle of each document (its verification data,
     kept instead of shingling candidate documents twice), and the band entries (20 bytes per band
     and document)."""
-    if not (p.exact or p.near):
-        return [with_marks(r, key_of(r, key_field), 1, True, None) for r in rows]
-    if prepared is None:
+    if (p.exact or p.near) and prepared is None:
         batches = [[{text_field: r.get(text_field), key_field: r.get(key_field)} for r in rows[i:i + p.batch_size]]
                    for i in range(0, len(rows), p.batch_size)]  # only what preparation reads crosses to a worker
         prepared = map_batches(batch_preparer(text_field, key_field, p), batches)
+    labels = fused_labels(prepared or (), p)
+    return [mark_row(r, labels, key_field) for r in rows]
+
+
+def fused_labels(prepared: Iterable[tuple], p: FusedParams) -> dict[str, tuple[str, int, bool]]:
+    """batch_preparer's results over every row of a corpus -> the cluster labels (cluster_labels:
+    only documents in clusters of two or more), which `mark_row` turns into each row's marks
+    wherever that row is. Empty when neither exact nor near dedup is on."""
+    if not (p.exact or p.near):
+        return {}
     exact_groups: dict[str, list[str]] = defaultdict(list)
     packs: list = []
     kept: list = []  # (key hash, key, verification data) per near-dedup row: no second shingling
@@ -495,5 +503,4 @@ def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: Fused
         for item in members.items():
             for edge in verify_pair(item, p.threshold, similarity):
                 add_edge(uf, exact_dups, edge)
-    labels = cluster_labels(uf, exact_dups)
-    return [mark_row(r, labels, key_field) for r in rows]
+    return cluster_labels(uf, exact_dups)

@@ -2,9 +2,11 @@
 
 Scoring pages (the per-document chain, most of a text job's CPU) and preparing dedup entries
 (normalise, shingle, MinHash) are independent per work item, so they spread over N spawned
-processes; each loads the chain and its models once. Results come back in work-item order, and
-the corpus-wide steps (quality threshold, decontamination counts, LSH buckets, clusters) and the
-writing stay in the parent, so the output is the same bytes as with one process.
+processes; each loads the chain and its models once. Results come back in work-item order. The
+corpus-wide decisions (quality threshold, decontamination counts, LSH buckets, clusters) are made
+in the parent; where the job allows, each process keeps the rows it scored and later applies the
+decisions to them and writes shards itself (pipelines/text_held.py), else the rows come back and
+the parent finishes the job. Either way the output is the same bytes as with one process.
 
 With one worker the same functions run in this process, without a pool.
 
@@ -23,7 +25,7 @@ import itertools
 import logging
 import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator
 
@@ -47,7 +49,13 @@ _STATE: dict[str, Any] = {}  # per process: the chain and the pages dataset
 
 def _load(pages_dir: str, columns: list[str], cfg: dict[str, Any]) -> None:
     """A worker's start: its own chain (models loaded once) and its own handle on the pages."""
-    _STATE.update(chain=TextChain(cfg), dataset=ShardDataset(pages_dir), columns=columns)
+    _STATE.update(chain=TextChain(cfg), dataset=ShardDataset(pages_dir), columns=columns, worker=True)
+
+
+def state() -> dict[str, Any]:
+    """This process's chain, pages dataset and columns (a worker's own, or the parent's while a
+    worker_map is open), and whatever a step keeps here between rounds (pipelines/text_held.py)."""
+    return _STATE
 
 
 def score_item(item: tuple[int, int, int]) -> list[dict[str, Any]]:
@@ -57,27 +65,71 @@ def score_item(item: tuple[int, int, int]) -> list[dict[str, Any]]:
 
 
 class _Pool:
-    """`map(fn, items)` over a spawned process pool, results in item order. Pools are spawned, not
-    forked: a forked copy of a process that already runs Arrow's threads is not safe."""
+    """`map(fn, items)` over `workers` spawned processes, results in item order. Pools are spawned,
+    not forked: a forked copy of a process that already runs Arrow's threads is not safe.
+
+    Each process is its own one-worker executor and the items are handed out here, two in flight
+    per process (the next to whichever finishes first), so the pool knows which process ran which
+    item (`owner`): a step that keeps an item's results in its process (pipelines/text_held.py)
+    can send later work on that item to the same process (`on_owners`)."""
+
+    IN_FLIGHT = 2
 
     def __init__(self, workers: int, dataset: ShardDataset, columns: list[str], cfg: dict[str, Any]):
         self.processes = workers
-        self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=_load, initargs=(dataset.directory, columns, cfg))
+        ctx = multiprocessing.get_context("spawn")
+        self.executors = [ProcessPoolExecutor(1, mp_context=ctx, initializer=_load,
+                                              initargs=(dataset.directory, columns, cfg)) for _ in range(workers)]
+        self.owner: dict[Any, int] = {}
 
     def __call__(self, fn: Callable, items) -> Iterator:
-        try:   # map() hands every item out now, starting workers as it goes
-            results = self.executor.map(fn, items)
+        """Every result is in before this returns, so a dead worker is this call's one error."""
+        return iter(list(_checked(self._run(fn, list(items)))))
+
+    def _run(self, fn: Callable, items: list) -> Iterator:
+        done: dict[int, Any] = {}
+        running: dict[Future, tuple[int, int]] = {}   # future -> (item index, process)
+        nxt, out = 0, 0
+        try:
+            while out < len(items):
+                for depth in range(1, self.IN_FLIGHT + 1):   # top every process up, one item at a time:
+                    for w in range(self.processes):          # a short list still reaches every process
+                        if nxt < len(items) and sum(1 for _, x in running.values() if x == w) < depth:
+                            running[self.executors[w].submit(fn, items[nxt])] = (nxt, w)
+                            nxt += 1
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for f in finished:
+                    i, w = running.pop(f)
+                    done[i] = f.result()
+                    with contextlib.suppress(TypeError):   # an unhashable item is never asked for again
+                        self.owner[items[i]] = w
+                while out in done:
+                    yield done.pop(out)
+                    out += 1
         except (BrokenProcessPool, OSError) as e:
-            # a worker died while the work was handed out: the pool is broken, or it closed the
-            # queue a new worker was being started with ("handle is closed")
+            # a worker died (killed, out of memory): its process, and what it held, is gone
             raise _worker_died() from e
-        return _checked(results)
+
+    def on_owners(self, fn: Callable, items: list, *args) -> list:
+        """fn(its items, *args) once in each process, for the items that process ran (the parent's
+        own, `owner` -1, here) -> fn's per-item results, in `items` order."""
+        groups: dict[int, list] = {}
+        for item in items:
+            groups.setdefault(self.owner.get(item, -1), []).append(item)
+        futures = {w: self.executors[w].submit(fn, group, *args) for w, group in groups.items() if w >= 0}
+        results = dict(zip(groups.get(-1, []), fn(groups[-1], *args))) if -1 in groups else {}
+        try:
+            for w, f in futures.items():
+                results.update(zip(groups[w], f.result()))
+        except (BrokenProcessPool, OSError) as e:
+            raise _worker_died() from e
+        return [results[item] for item in items]
 
     def close(self) -> None:
-        """Shut the pool down, killing what a dead worker left behind first (corpus/process_pools.py:
+        """Shut the processes down, killing what a dead worker left behind first (corpus/process_pools.py:
         about one run in ten of the killed-worker test hung in shutdown before)."""
-        close_pool(self.executor)
+        for executor in self.executors:
+            close_pool(executor, cancel_futures=True)
 
 
 class _Measured:
@@ -107,6 +159,10 @@ class _Measured:
         log.info("local engine, --workers auto: first of %d work items took %.2f CPU-s; %s", len(items), took,
                  f"{n} worker processes for the rest" if n > 1 else f"one process ({_why_one(left, len(rest))})")
         return itertools.chain([first], self.run(fn, rest))
+
+    def on_owners(self, fn: Callable, items: list, *args) -> list:
+        """As _Pool.on_owners; the first item ran here, and so did everything without a pool."""
+        return (self.run if self.run is not None else _InProcess()).on_owners(fn, items, *args)
 
     def close(self) -> None:
         if isinstance(self.run, _Pool):
@@ -152,10 +208,13 @@ class _InProcess:
     def __call__(self, fn: Callable, items) -> Iterator:
         return map(fn, items)
 
+    def on_owners(self, fn: Callable, items: list, *args) -> list:
+        return list(fn(list(items), *args)) if items else []
+
 
 def _checked(results: Iterator) -> Iterator:
     """A worker that dies (killed, out of memory) breaks the pool: one clear error instead of a
-    job that waits forever; nothing has been written yet (outputs are written after the workers)."""
+    job that waits forever. The caller removes what the job had written (text_local)."""
     try:
         yield from results
     except BrokenProcessPool:
@@ -163,8 +222,8 @@ def _checked(results: Iterator) -> Iterator:
 
 
 def _worker_died() -> CidermillError:
-    return CidermillError("a local worker process died (killed, or out of memory) before the job wrote "
-                          "anything; rerun with fewer --workers or more memory")
+    return CidermillError("a local worker process died (killed, or out of memory); the job's output was not "
+                          "written; rerun with fewer --workers or more memory")
 
 
 def score_pages(pmap: Callable, dataset: ShardDataset, prepare: Callable | None = None

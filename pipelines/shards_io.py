@@ -19,23 +19,13 @@ from typing import Any, Callable, Iterable
 import apache_beam as beam
 import pyarrow as pa
 
-from corpus.keyed_shards import approx_size, keyed_table, shard_count, shard_table, split_by_shard
+from corpus.keyed_shards import (approx_size, blob_table, keyed_table, shard_count, shard_table, split_by_shard,
+                                 table_blob)
 from corpus.reader import ShardDataset, read_items
 from corpus.writer import (DEFAULT_TARGET_BYTES, finalize_dataset, note_job_output, prepare_output_dir, stage_bytes,
                            staged_bytes, write_shard_file)
 
 BLOB_ROWS, BLOB_BYTES = 4096, 16 << 20  # a blob is cut at whichever comes first
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _table(blob: bytes) -> pa.Table:
-    return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
 
 
 class _ToBlobs(beam.DoFn):
@@ -68,7 +58,7 @@ class _ToBlobs(beam.DoFn):
             yield GlobalWindows.windowed_value(self._flush())
 
     def _flush(self) -> tuple[int, str]:
-        out = (self._size, stage_bytes(self.out_dir, _ipc(keyed_table(self._rows, self.schema, self._keys))))
+        out = (self._size, stage_bytes(self.out_dir, table_blob(keyed_table(self._rows, self.schema, self._keys))))
         self._rows, self._keys, self._size = [], [], 0
         return out
 
@@ -79,8 +69,8 @@ def _split_blob(blob: tuple[int, str], n: int, out_dir: str):
     if n == 1:
         yield 0, blob[1]
         return
-    for s, part in split_by_shard(_table(staged_bytes(out_dir, blob[1])), n):
-        yield s, stage_bytes(out_dir, _ipc(part))
+    for s, part in split_by_shard(blob_table(staged_bytes(out_dir, blob[1])), n):
+        yield s, stage_bytes(out_dir, table_blob(part))
 
 
 class _WriteShard(beam.DoFn):
@@ -93,7 +83,7 @@ class _WriteShard(beam.DoFn):
 
     def process(self, element: tuple[int, Iterable[str]]):
         index, names = element
-        tables = (_table(staged_bytes(self.out_dir, name)) for name in sorted(names))
+        tables = (blob_table(staged_bytes(self.out_dir, name)) for name in sorted(names))
         yield write_shard_file(self.out_dir, index, shard_table(tables, self.schema, index))
 
 

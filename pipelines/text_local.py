@@ -11,9 +11,12 @@ shard). Past one machine is Beam's: any Beam option (its workers, Dask, Dataflow
 Beam pipeline, pipelines/text_pipeline.py.
 
 Workers: `--workers N` scores pages and prepares dedup entries in N processes
-(pipelines/local_workers.py); the corpus-wide steps and the writing stay in this one, so the
-bytes are the same for any N. `--workers auto` (the default) starts them only when the first
-work item's measured cost says they pay, one per usable CPU at most, as many as memory allows.
+(pipelines/local_workers.py). The corpus-wide decisions are made here; the processes keep their
+rows, apply the decisions and write the shards (pipelines/text_held.py), except in a job whose
+dedup follows top-p% quality or decontamination, whose rows come back here to be finished as with
+one process. The bytes are the same for any N. `--workers auto` (the default) starts them only
+when the first work item's measured cost says they pay, one per usable CPU at most, as many as
+memory allows.
 
 Memory: every scored row is held until the corpus-wide decisions are made, as Beam's in-process
 runner holds its PCollections; an input whose estimated peak exceeds the memory available is
@@ -23,6 +26,8 @@ equal the keyed path's (tested in tests/pipelines/test_dedup_fused.py).
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 from collections import Counter
 from typing import Any
@@ -30,13 +35,15 @@ from typing import Any
 from corpus.cpus import usable_cpus
 from corpus.errors import ConfigError
 from corpus.keyed_shards import write_keyed_rows
-from corpus.reader import ShardDataset
+from corpus.reader import ShardDataset, read_items
 from corpus.report import ReportStats, Samples, merge_all, write_report
-from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir
+from corpus.writer import DEFAULT_TARGET_BYTES, prepare_output_dir, remove_unfinished
 from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, batch_preparer, fused_dedup_rows, fused_params
 from pipelines.local_workers import AUTO, score_pages, worker_map
+from pipelines.text_held import (Scored, decide, finish_held, held_rows_and_prepared, merged_report, score_held,
+                                 write_held)
 from pipelines.memory_fit import check_local_fits, input_bytes, workers_that_fit
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
                                  page_columns, report_info, sample, without_decontam)
@@ -87,7 +94,7 @@ def _prepare_while_scoring(chain: TextChain, dedup: FusedParams | None):
 
 def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any], info: dict[str, Any]) -> None:
     acc = ReportStats()
-    samples = Samples(int((cfg.get("output") or {}).get("samples_per_reason", 20)))
+    samples = Samples(_samples_per_reason(cfg))
     for r in rows:
         funnel(chain, r, acc)
         if not alive(r):
@@ -95,6 +102,44 @@ def _report(out_dir: str, rows: list[dict], chain: TextChain, cfg: dict[str, Any
     stats = merge_all([ordered_stats(chain, acc)])
     stats.info.update(info)
     write_report(out_dir, stats, samples)
+
+
+def _finish_in_workers(pmap, items: list, scored: list[Scored], chain: TextChain, cfg: dict[str, Any],
+                       dedup: FusedParams | None, prepared_while_scoring: bool, out_dir: str,
+                       rejected_dir: str | None, target: int, provenance: dict[str, Any], rprov: dict[str, Any],
+                       info: dict[str, Any]) -> None:
+    """The rounds of pipelines/text_held.py after round 1 (`scored`): decisions here, marks and
+    shards in the processes that hold the rows; manifests and report here."""
+    later = None
+    if dedup is not None and (dedup.exact or dedup.near) and not prepared_while_scoring:
+        later = batch_preparer("text", "id", dedup)
+    decisions = decide(pmap, items, scored, chain, cfg, dedup, later)
+    k = _samples_per_reason(cfg)
+    finished = pmap.on_owners(finish_held, items, decisions, bool(rejected_dir), k)
+    outputs = [(out_dir, "documents", sum(f.kept for f in finished), provenance, target)]
+    if rejected_dir:
+        outputs.append((rejected_dir, "documents-rejected", sum(f.rejected for f in finished), rprov, target))
+    write_held(pmap, items, outputs, chain.schema())
+    stats, samples = merged_report(finished, k, chain)
+    stats.info.update(info)
+    write_report(out_dir, stats, samples)
+
+
+@contextlib.contextmanager
+def _unfinished_removed(*directories: str | None):
+    """A job that fails part-way leaves no staged rows and no shard files behind (no manifest was
+    written: prepare_output_dir removed the old one)."""
+    try:
+        yield
+    except BaseException:
+        for d in directories:
+            if d:
+                remove_unfinished(d)
+        raise
+
+
+def _samples_per_reason(cfg: dict[str, Any]) -> int:
+    return int((cfg.get("output") or {}).get("samples_per_reason", 20))
 
 
 def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejected_dir: str | None,
@@ -116,8 +161,25 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
     if rejected_dir:
         prepare_output_dir(rejected_dir, "documents-rejected", job=rprov.get("job"), overwrite=overwrite)
 
+    target = target_bytes or DEFAULT_TARGET_BYTES
+    prepare = _prepare_while_scoring(chain, dedup)
     with worker_map(workers, chain, dataset, columns, cfg, most=most) as pmap:
-        rows, prepared = score_pages(pmap, dataset, _prepare_while_scoring(chain, dedup))
+        if workers != 1:  # the workers may keep the rows
+            items = read_items(dataset)
+            scored = list(pmap(functools.partial(score_held, prepare=prepare, quality=chain.top_percent is not None,
+                                                 decontam=chain.decontam_active), items))
+            if pmap.processes > 1:
+                log.info("text (local engine, %d processes): %d work items scored; the rows stay in the workers",
+                         pmap.processes, len(scored))
+                with _unfinished_removed(out_dir, rejected_dir):
+                    _finish_in_workers(pmap, items, scored, chain, cfg, dedup, prepare is not None, out_dir,
+                                       rejected_dir, target, provenance, rprov,
+                                       report_info(pages_dir, rejected_dir, chain))
+                return
+            rows, prepared = held_rows_and_prepared(items, scored)
+            prepared = prepared if prepare is not None else None
+        else:
+            rows, prepared = score_pages(pmap, dataset, prepare)
         log.info("text (local engine, %d process%s): %d pages scored", pmap.processes,
                  "es" if pmap.processes > 1 else "", len(rows))
         if chain.top_percent is not None:
@@ -126,7 +188,6 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
         if dedup is not None:
             rows = _dedup(rows, dedup, pmap, prepared)
 
-    target = target_bytes or DEFAULT_TARGET_BYTES
     write_keyed_rows(out_dir, "documents", schema, [r for r in rows if alive(r)], target_bytes=target,
                      provenance=provenance)
     if rejected_dir:

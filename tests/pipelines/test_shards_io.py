@@ -74,8 +74,8 @@ def test_a_shard_writer_run_again_after_the_manifest_step_finds_its_rows(tmp_pat
     # the blobs of that shard: the ones whose rows all hash to it
     from corpus.keyed_shards import HASH
     from corpus.writer import staged_bytes
-    from pipelines.shards_io import _table
-    names = [n for n in staged if set(int(h) % len(m.shards) for h in _table(staged_bytes(out, n)).column(HASH).to_pylist())
+    from corpus.keyed_shards import blob_table
+    names = [n for n in staged if set(int(h) % len(m.shards) for h in blob_table(staged_bytes(out, n)).column(HASH).to_pylist())
              == {index}]
     again = list(_WriteShard(out, SCHEMA).process((index, names)))
     assert [i.path for i in again] == [shard.path] and open(os.path.join(out, shard.path), "rb").read() == before

@@ -208,8 +208,8 @@ def test_a_pool_broken_before_its_work_is_handed_out_is_the_same_clear_error():
 
     before = set(_spawned_workers())
     pool = _Pool.__new__(_Pool)   # the engine's pool around a plain spawned executor (no chain to load)
-    pool.processes = 1
-    pool.executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    pool.processes, pool.owner = 1, {}
+    pool.executors = [ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))]
     try:
         assert list(pool(abs, [-1, -2])) == [1, 2]
         workers = [p for p in _spawned_workers() if p not in before]
@@ -218,7 +218,7 @@ def test_a_pool_broken_before_its_work_is_handed_out_is_the_same_clear_error():
         deadline = time.time() + 30
         while time.time() < deadline:   # until the executor has noticed its dead worker
             try:
-                pool.executor.submit(abs, 1).result(timeout=5)
+                pool.executors[0].submit(abs, 1).result(timeout=5)
             except BrokenProcessPool:
                 break
             time.sleep(0.05)
