@@ -474,10 +474,14 @@ def fused_dedup_rows(rows: list[dict], text_field: str, key_field: str, p: Fused
     return [mark_row(r, labels, key_field) for r in rows]
 
 
-def fused_labels(prepared: Iterable[tuple], p: FusedParams) -> dict[str, tuple[str, int, bool]]:
+def fused_labels(prepared: Iterable[tuple], p: FusedParams,
+                 members_of: Callable[[dict], Iterable[tuple]] | None = None) -> dict[str, tuple[str, int, bool]]:
     """batch_preparer's results over every row of a corpus -> the cluster labels (cluster_labels:
     only documents in clusters of two or more), which `mark_row` turns into each row's marks
-    wherever that row is. Empty when neither exact nor near dedup is on."""
+    wherever that row is. Empty when neither exact nor near dedup is on. `members_of(partner
+    index)`: the (pair, member) items of the candidate documents (by_pair), for a caller whose
+    verification data is elsewhere (pipelines/text_held.py); by default by_pair over the
+    prepared results' own."""
     if not (p.exact or p.near):
         return {}
     exact_groups: dict[str, list[str]] = defaultdict(list)
@@ -493,11 +497,11 @@ def fused_labels(prepared: Iterable[tuple], p: FusedParams) -> dict[str, tuple[s
         for edge in exact_edges(item):
             add_edge(uf, exact_dups, edge)
     if p.near:
-        pairs = partition_pairs((0, packs))
-        index = partner_index(pairs)
+        index = partner_index(partition_pairs((0, packs)))
         members: dict[tuple[int, int], list] = defaultdict(list)
-        for pair, member in by_pair(kept, index):
-            members[pair].append(member)
+        if index:
+            for pair, member in (members_of(index) if members_of is not None else by_pair(kept, index)):
+                members[pair].append(member)
         del kept
         similarity = similarity_for(p.verify)
         for item in members.items():

@@ -51,9 +51,7 @@ from corpus import objectstore
 from corpus.writer import finalize_dataset, stage_bytes, staging_dir, write_shard_file
 from filters import percentile
 from filters.chain import TextChain, funnel
-from filters.dedup_cluster import UnionFind, similarity_for
-from filters.dedup_lsh import (FusedParams, add_edge, by_pair, cluster_labels, exact_edges, mark_row, partition_pairs,
-                               partner_index, verify_pair)
+from filters.dedup_lsh import FusedParams, by_pair, fused_labels, mark_row
 from pipelines import local_workers
 from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, ordered_stats, sample,
                                  without_decontam)
@@ -134,28 +132,10 @@ def candidate_members(items: list, index: dict) -> list[list]:
 def cluster_labels_from(pmap, items: list, scored: list[Scored], p: FusedParams) -> dict:
     """filters/dedup_lsh.py fused_labels, with the verification data fetched from the processes
     that hold it, for candidate documents only."""
-    if not (p.exact or p.near):
-        return {}
-    exact_groups: dict[str, list[str]] = defaultdict(list)
-    for s in scored:
-        for h, key in s.exact:
-            exact_groups[h].append(key)
-    uf, exact_dups = UnionFind(), set()
-    for group in exact_groups.items():
-        for edge in exact_edges(group):
-            add_edge(uf, exact_dups, edge)
-    if p.near:
-        index = partner_index(partition_pairs((0, [pack for s in scored for _, pack in s.bands])))
-        members: dict[tuple[int, int], list] = defaultdict(list)
-        if index:
-            for part in pmap.on_owners(candidate_members, items, index):
-                for pair, member in part:
-                    members[pair].append(member)
-        similarity = similarity_for(p.verify)
-        for group in members.items():
-            for edge in verify_pair(group, p.threshold, similarity):
-                add_edge(uf, exact_dups, edge)
-    return cluster_labels(uf, exact_dups)
+    def members_of(index: dict):
+        return (m for part in pmap.on_owners(candidate_members, items, index) for m in part)
+
+    return fused_labels(((s.exact, s.bands, []) for s in scored), p, members_of)
 
 
 # --- round 3: finish --------------------------------------------------------------------------
