@@ -4,10 +4,13 @@ instead of the kernel's OOM killer an hour into a job.
 The local engine (pipelines/text_local.py) holds every scored row until the corpus-wide
 decisions are made, then builds the output tables: its peak grows with the input. Measured on
 12,000 documentation pages (65 MB of the columns it reads): 327 MB peak for [input, dedup],
-323 MB for the four-filter chain, about 270 MB more with `--workers 2`. The estimate below is
-deliberately above those (base 250 MB + 4 bytes per byte of the columns read + 300 MB per extra
-worker), so it refuses only jobs that would not fit; `--no-memory-check` runs anyway. Inputs on
-object storage are not checked.
+323 MB for the four-filter chain, about 270 MB more with `--workers 2`. With worker processes the
+rows are held in the workers (pipelines/text_held.py), each beside its own interpreter, libraries
+and Arrow tables: the 28,534-document [input, dedup] job (144 MB read) peaked at 592 MB in one
+process and 1.0-1.1 GB summed over the parent and 2 workers (2026-12-07). The estimate below is
+deliberately above those (base 250 MB + 4 bytes per byte of the columns read + 400 MB per extra
+worker: 1.23 GB there), so it refuses only jobs that would not fit; `--no-memory-check` runs
+anyway. Inputs on object storage are not checked.
 
 Available memory is the smaller of the kernel's MemAvailable and what the cgroup (a container's
 memory limit) has left besides its page cache, when either can be read.
@@ -19,7 +22,7 @@ from corpus.errors import ConfigError
 
 BASE_BYTES = 250 << 20
 BYTES_PER_INPUT_BYTE = 4
-BYTES_PER_EXTRA_WORKER = 300 << 20
+BYTES_PER_EXTRA_WORKER = 400 << 20
 
 
 def available_memory(meminfo: str = "/proc/meminfo", cgroup: str = "/sys/fs/cgroup") -> int | None:

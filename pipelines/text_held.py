@@ -57,6 +57,7 @@ from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quali
                                  without_decontam)
 
 SHARDS_PER_WRITER = 4  # shards one write task holds at once (64 MB each by default)
+EXCHANGE_PREFIX = "cidermill-exchange-"  # + the parent's pid: /dev/shm/cidermill-exchange-PID-XXXX
 
 
 def _held() -> dict:
@@ -258,10 +259,33 @@ def exchange_place(directory: str, nbytes: int) -> str:
     if objectstore.is_remote(directory):
         return ""
     shm = "/dev/shm"
-    if os.path.isdir(shm) and os.access(shm, os.W_OK) and shutil.disk_usage(shm).free > 2 * nbytes:
-        return tempfile.mkdtemp(prefix="cidermill-exchange-", dir=shm)
+    if os.path.isdir(shm) and os.access(shm, os.W_OK):
+        _sweep_orphans(shm)
+        if shutil.disk_usage(shm).free > 2 * nbytes:
+            return tempfile.mkdtemp(prefix=f"{EXCHANGE_PREFIX}{os.getpid()}-", dir=shm)
     os.makedirs(staging_dir(directory), exist_ok=True)
     return tempfile.mkdtemp(prefix="exchange-", dir=staging_dir(directory))
+
+
+def _sweep_orphans(shm: str) -> None:
+    """Remove the exchange directories of jobs whose process is gone (killed with SIGKILL, which
+    runs no cleanup): files in shared memory hold RAM until someone deletes them."""
+    for name in os.listdir(shm):
+        if not name.startswith(EXCHANGE_PREFIX):
+            continue
+        pid = name[len(EXCHANGE_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(shm, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _put(place: str, directory: str, name: str, table: pa.Table) -> str:

@@ -27,7 +27,7 @@ def configure(p) -> None:
                         "per usable CPU and as many as memory allows; one process below 4 CPU-s")
     p.add_argument("--no-memory-check", action="store_true",
                    help="run the local engine even when its estimated peak memory (about 250 MB + 4x the bytes of "
-                        "the input columns it reads + 300 MB per extra worker) exceeds the memory available")
+                        "the input columns it reads + 400 MB per extra worker) exceeds the memory available")
 
 
 def _workers(value: str):

@@ -4,6 +4,7 @@ killed part-way."""
 import glob
 import logging
 import os
+import shutil
 import signal
 
 import pytest
@@ -75,6 +76,31 @@ def test_held_rows_write_what_one_process_writes(tmp_path, monkeypatch, caplog):
     _same_output(str(tmp_path / "two"), str(tmp_path / "one"))
     assert not _left_behind(str(tmp_path / "two"), str(tmp_path / "auto"))
     assert set(glob.glob(EXCHANGE)) == exchanges
+
+
+def test_a_dead_jobs_exchange_directory_is_swept(tmp_path):
+    """A job killed with SIGKILL cleans nothing up: the next job removes the exchange directory of
+    a process that no longer exists, and leaves a live process's alone."""
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = f"/dev/shm/{text_held.EXCHANGE_PREFIX}{gone.pid}-test"
+    live = f"/dev/shm/{text_held.EXCHANGE_PREFIX}{os.getpid()}-test"
+    for d in (dead, live):
+        os.makedirs(d)
+        with open(os.path.join(d, "rows"), "wb") as f:
+            f.write(b"x" * 1000)
+    place = ""
+    try:
+        place = text_held.exchange_place(str(tmp_path / "out"), 1000)
+        assert place.startswith(f"/dev/shm/{text_held.EXCHANGE_PREFIX}{os.getpid()}-")
+        assert not os.path.exists(dead) and os.path.exists(live)
+    finally:
+        for d in (dead, live, place):
+            if d:
+                shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.mark.slow
