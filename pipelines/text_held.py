@@ -58,6 +58,7 @@ from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quali
 
 SHARDS_PER_WRITER = 4  # shards one write task holds at once (64 MB each by default)
 EXCHANGE_PREFIX = "cidermill-exchange-"  # + the parent's pid: /dev/shm/cidermill-exchange-PID-XXXX
+SHM = "/dev/shm"  # shared memory as a file system (Linux); where it is missing, the exchange goes to disk
 
 
 def _held() -> dict:
@@ -258,7 +259,7 @@ def exchange_place(directory: str, nbytes: int) -> str:
     disk; "" for an output on an object store (the staging area there)."""
     if objectstore.is_remote(directory):
         return ""
-    shm = "/dev/shm"
+    shm = SHM
     if os.path.isdir(shm) and os.access(shm, os.W_OK):
         _sweep_orphans(shm)
         if shutil.disk_usage(shm).free > 2 * nbytes:

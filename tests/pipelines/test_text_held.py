@@ -104,8 +104,9 @@ def test_a_dead_jobs_exchange_directory_is_swept(tmp_path):
 
 
 @pytest.mark.slow
-def test_held_rows_with_quality_and_decontamination_and_no_dedup(tmp_path):
-    """Top-p% quality and decontamination decided in the parent from the workers' partial counts."""
+def test_held_rows_with_quality_and_decontamination_and_no_dedup(tmp_path, monkeypatch):
+    """Top-p% quality and decontamination decided in the parent from the workers' partial counts;
+    on a machine without /dev/shm the exchange goes through the output's staging area on disk."""
     pages, cfg_path = _split_pages(tmp_path)
     with open(cfg_path, encoding="utf-8") as f:
         cfg = yaml.safe_load(f)
@@ -117,6 +118,11 @@ def test_held_rows_with_quality_and_decontamination_and_no_dedup(tmp_path):
     assert one["dropped"].get("decontam:eval_ngram_overlap")
     run_text(pages, str(tmp_path / "two"), str(path), target_bytes=20_000, workers=2)
     _same_output(str(tmp_path / "two"), str(tmp_path / "one"))
+    monkeypatch.setattr(text_held, "SHM", str(tmp_path / "no-shm"))
+    exchanges = set(glob.glob(EXCHANGE))
+    run_text(pages, str(tmp_path / "disk"), str(path), target_bytes=20_000, workers=2)
+    _same_output(str(tmp_path / "disk"), str(tmp_path / "one"))
+    assert set(glob.glob(EXCHANGE)) == exchanges and not _left_behind(str(tmp_path / "disk"))
 
 
 @pytest.mark.slow
