@@ -131,8 +131,9 @@ def lift_cloak(doc) -> bool:
     page's only <h1> and HEADING_SHARE of the text is lifted too (`_hidden_heading`): a shop's lock
     app hides the product block under a visible header and footer. A cloak inside a lifted one is
     lifted too (up to MAX_CLOAKS deep). A data store (a single-file wiki's entries) has no such
-    structure and stays hidden, and so do dialogs and what a browser marked (HIDDEN_ATTR). Returns
-    whether a cloak was lifted."""
+    structure and stays hidden, and so do dialogs and what a browser marked (HIDDEN_ATTR). A modal
+    (aria-modal) is never a candidate: is_hidden keeps it hidden whatever its style says, so lifting
+    it would show nothing and only use up a lift. Returns whether a cloak was lifted."""
     body = doc.find("body") if doc is not None and doc.tag == "html" else None
     if body is None:
         return False
@@ -144,7 +145,7 @@ def lift_cloak(doc) -> bool:
         marked = set(hidden)  # the outermost only: disjoint subtrees, so what follows reads each node once
         inside: dict = {}
         hidden = [el for el in hidden if not _within(el.getparent(), marked.__contains__, inside)
-                  and any(next(el.iter(t), None) is not None for t in _CONTENT_TAGS)]
+                  and any(next(el.iter(t), None) is not None for t in _CONTENT_TAGS) and not _is_modal(el)]
         if not hidden:
             return depth > 0
         sizes = [_rendered_chars(el) for el in hidden]

@@ -114,6 +114,22 @@ def test_a_product_block_hidden_with_the_pages_only_title_is_read_under_its_visi
     assert "ground fresh" not in extract_page(dialog, "http://x.test/p").text
 
 
+def test_a_modal_is_never_lifted_as_a_cloak():
+    """An inline-hidden modal (aria-modal) that holds most of the page's text and an <h1> is not a
+    cloak: a script opens it over the page, not instead of it. It is not a candidate at all, so its
+    style stays as written and a lifted count reports nothing; its text stays out."""
+    from crawl.extract import parse_html
+    from crawl.visibility import lift_cloak
+
+    story = "<p>" + "Republish this story under the licence, with credit and a link back. " * 20 + "</p>"
+    html = ("<html><body><p>Short visible note.</p><div role='dialog' aria-modal='true' style='display:none'>"
+            f"<h1>Republish</h1>{story}</div></body></html>")
+    doc = parse_html(html)
+    assert lift_cloak(doc) is False
+    assert "display:none" in doc.xpath("//*[@aria-modal]")[0].get("style")
+    assert "Republish this story" not in extract_page(html, "http://x.test/p").text
+
+
 def test_deep_pages_of_hidden_titles_and_panels_parse_in_linear_time():
     """The parse-time lifts walk each element once: 80,000 hidden <h1>s and 80,000 collapsed panels
     250 levels deep took 20 s and more when every one walked its own ancestors (about 2 s now). Run
