@@ -18,8 +18,7 @@ from corpus.arrow_rows import int64_array, string_array, table_from_rows, uint64
 from corpus.buckets import key_hash
 from corpus.errors import ShardError
 from corpus.manifest import Manifest
-from corpus import objectstore
-from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, staged_bytes, staging_dir, write_shard_file
+from corpus.writer import DEFAULT_TARGET_BYTES, finalize_dataset, write_shard_file
 
 KEY, HASH = "__key", "__hash"  # columns a keyed table carries beside the schema's, dropped before writing
 
@@ -68,14 +67,6 @@ def table_blob(table: pa.Table) -> bytes:
 
 def blob_table(blob: bytes) -> pa.Table:
     return pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
-
-
-def staged_table(directory: str, name: str) -> pa.Table:
-    """The table a staged blob (corpus/writer.py stage_bytes of table_blob) holds; on local disk the
-    file is memory-mapped, so a reader that takes a few of its rows touches only those."""
-    if objectstore.is_remote(directory):
-        return blob_table(staged_bytes(directory, name))
-    return pa.ipc.open_stream(pa.memory_map(objectstore.join(staging_dir(directory), name))).read_all()
 
 
 def split_by_shard(table: pa.Table, n: int) -> Iterator[tuple[int, pa.Table]]:

@@ -4,9 +4,8 @@ Scoring pages (the per-document chain, most of a text job's CPU) and preparing d
 (normalise, shingle, MinHash) are independent per work item, so they spread over N spawned
 processes; each loads the chain and its models once. Results come back in work-item order. The
 corpus-wide decisions (quality threshold, decontamination counts, LSH buckets, clusters) are made
-in the parent; where the job allows, each process keeps the rows it scored and later applies the
-decisions to them and writes shards itself (pipelines/text_held.py), else the rows come back and
-the parent finishes the job. Either way the output is the same bytes as with one process.
+in the parent; each process keeps the rows it scored and later applies the decisions to them and
+writes shards itself (pipelines/text_held.py). The output is the same bytes as with one process.
 
 With one worker the same functions run in this process, without a pool.
 
@@ -49,7 +48,7 @@ _STATE: dict[str, Any] = {}  # per process: the chain and the pages dataset
 
 def _load(pages_dir: str, columns: list[str], cfg: dict[str, Any]) -> None:
     """A worker's start: its own chain (models loaded once) and its own handle on the pages."""
-    _STATE.update(chain=TextChain(cfg), dataset=ShardDataset(pages_dir), columns=columns, worker=True)
+    _STATE.update(chain=TextChain(cfg), dataset=ShardDataset(pages_dir), columns=columns)
 
 
 def state() -> dict[str, Any]:

@@ -44,17 +44,16 @@ import numpy as np
 import pyarrow as pa
 
 from corpus.arrow_rows import int64_array, uint64_values
-from corpus.keyed_shards import (HASH, approx_size, keyed_table, shard_count, shard_table, staged_table,
-                                 table_blob)
+from corpus.keyed_shards import HASH, approx_size, blob_table, keyed_table, shard_count, shard_table, table_blob
 from corpus.report import ReportStats, Samples, merge_all
 from corpus import objectstore
-from corpus.writer import finalize_dataset, stage_bytes, staging_dir, write_shard_file
+from corpus.writer import finalize_dataset, stage_bytes, staged_bytes, staging_dir, write_shard_file
 from filters import percentile
 from filters.chain import TextChain, funnel
 from filters.dedup_lsh import FusedParams, by_pair, fused_labels, mark_row
 from pipelines import local_workers
-from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, ordered_stats, sample,
-                                 without_decontam)
+from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, decontam_counts, frequent_ngrams,
+                                 ordered_stats, quality_histogram, sample, without_decontam)
 
 SHARDS_PER_WRITER = 4  # shards one write task holds at once (64 MB each by default)
 EXCHANGE_PREFIX = "cidermill-exchange-"  # + the parent's pid: /dev/shm/cidermill-exchange-PID-XXXX
@@ -70,7 +69,6 @@ def _held() -> dict:
 @dataclass
 class Scored:
     """What round 1 returns for one work item (its rows stay where they were scored)."""
-    rows: int
     exact: list  # (exact hash, key) of its surviving rows, when dedup is on
     bands: list  # (partition, packed LSH band entries), when near dedup is on
     quality: list[int] | None  # percentile histogram of the surviving rows' quality scores
@@ -79,17 +77,10 @@ class Scored:
 
 def score_held(item: tuple[int, int, int], prepare: Callable | None, quality: bool, decontam: bool) -> Scored:
     rows = local_workers.score_item(item)
-    live = [r for r in rows if alive(r)]
-    hist = None
-    if quality:
-        hist = percentile.empty()
-        for r in live:
-            if r.get("quality_score") is not None:
-                percentile.add(hist, r["quality_score"])
-    ngrams = Counter(h for r in rows for h in (r.get("_decontam_ngrams") or [])) if decontam else None
-    exact, bands, verification = prepare(live) if prepare is not None else ([], [], [])
+    exact, bands, verification = prepare([r for r in rows if alive(r)]) if prepare is not None else ([], [], [])
     _held()[item] = [rows, verification]
-    return Scored(len(rows), exact, bands, hist, ngrams)
+    return Scored(exact, bands, quality_histogram(rows) if quality else None,
+                  decontam_counts(rows) if decontam else None)
 
 
 def held_rows_and_prepared(items: list, scored: list[Scored]) -> tuple[list[dict], list[tuple]]:
@@ -164,8 +155,7 @@ def decide(pmap, items: list, scored: list[Scored], chain: TextChain, cfg: dict[
         counts: Counter = Counter()
         for s in scored:
             counts.update(s.ngrams)
-        max_count = chain.filters["decontam"].max_corpus_count  # type: ignore[attr-defined]
-        frequent = {h for h, c in counts.items() if c >= max_count}
+        frequent = frequent_ngrams(chain, counts)
     if dedup is None:
         return Decisions(cfg, threshold, frequent, None)
     if prepare is not None:
@@ -300,7 +290,7 @@ def _put(place: str, directory: str, name: str, table: pa.Table) -> str:
 def _get(place: str, directory: str, name: str) -> pa.Table:
     """An exchange file's table; on disk or in shared memory it is memory-mapped."""
     if not place:
-        return staged_table(directory, name)
+        return blob_table(staged_bytes(directory, name))
     return pa.ipc.open_stream(pa.memory_map(os.path.join(place, name))).read_all()
 
 

@@ -12,9 +12,9 @@ Beam pipeline, pipelines/text_pipeline.py.
 
 Workers: `--workers N` scores pages and prepares dedup entries in N processes
 (pipelines/local_workers.py). The corpus-wide decisions are made here; the processes keep their
-rows, apply the decisions and write the shards (pipelines/text_held.py), except in a job whose
-dedup follows top-p% quality or decontamination, whose rows come back here to be finished as with
-one process. The bytes are the same for any N. `--workers auto` (the default) starts them only
+rows, apply the decisions and write the shards (pipelines/text_held.py). A job that `--workers
+auto` keeps in one process finishes here with the one-process steps below. The bytes are the same
+for any N. `--workers auto` (the default) starts them only
 when the first work item's measured cost says they pay, one per usable CPU at most, as many as
 memory allows.
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections import Counter
 from typing import Any
 
 from corpus.cpus import usable_cpus
@@ -45,27 +44,21 @@ from pipelines.local_workers import AUTO, score_pages, worker_map
 from pipelines.text_held import (Scored, decide, finish_held, held_rows_and_prepared, merged_report, score_held,
                                  write_held)
 from pipelines.memory_fit import check_local_fits, input_bytes, workers_that_fit
-from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, dedup_options, ordered_stats,
-                                 page_columns, report_info, sample, without_decontam)
+from pipelines.text_rows import (alive, apply_decontam, apply_dedup, apply_quality, decontam_counts, dedup_options,
+                                 frequent_ngrams, ordered_stats, page_columns, quality_histogram, report_info, sample,
+                                 without_decontam)
 
 log = logging.getLogger(__name__)
 
 
 def _quality(rows: list[dict], chain: TextChain, cfg: dict[str, Any]) -> list[dict]:
     """Top-p% of quality: one histogram over the surviving documents, then the threshold."""
-    acc = percentile.empty()
-    for r in rows:
-        if alive(r) and r.get("quality_score") is not None:
-            acc = percentile.add(acc, r["quality_score"])
-    threshold = percentile.top_percent_threshold(acc, chain.top_percent)
+    threshold = percentile.top_percent_threshold(quality_histogram(rows), chain.top_percent)
     return [apply_quality(r, threshold, cfg) for r in rows]
 
 
 def _decontam(rows: list[dict], chain: TextChain) -> list[dict]:
-    """Eval-set n-grams in max_corpus_count+ documents are common phrases and drop nothing."""
-    max_count = chain.filters["decontam"].max_corpus_count  # type: ignore[attr-defined]
-    counts = Counter(h for r in rows for h in (r.get("_decontam_ngrams") or []))
-    frequent = {h for h, n in counts.items() if n >= max_count}
+    frequent = frequent_ngrams(chain, decontam_counts(rows))
     return [apply_decontam(r, frequent) for r in rows]
 
 

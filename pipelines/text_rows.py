@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from typing import Any, Iterator
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ from corpus import objectstore
 from corpus.errors import ConfigError
 from corpus.reader import ShardDataset
 from corpus.report import ReportStats
+from filters import percentile
 from filters.chain import PAGE_READ_COLUMNS, TextChain
 
 SAMPLE_TEXT_CHARS = 2000
@@ -86,6 +88,27 @@ def apply_quality(row, threshold, cfg):
     keep, why = quality_decision(row["quality_score"], row.get("language"), threshold,
                                  frozenset(langs) if langs else None, "quality:below_top_percent")
     return row if keep else dict(row, drop_stage="quality", drop_reason=why)
+
+
+def quality_histogram(rows: list[dict]) -> list[int]:
+    """Top-p% quality's first pass over some rows: the percentile histogram of the surviving rows'
+    scores (filters/percentile.py; partial histograms merge by adding)."""
+    acc = percentile.empty()
+    for r in rows:
+        if alive(r) and r.get("quality_score") is not None:
+            acc = percentile.add(acc, r["quality_score"])
+    return acc
+
+
+def decontam_counts(rows: list[dict]) -> Counter:
+    """Decontamination's first pass over some rows: eval-set n-gram hash -> rows that hold it."""
+    return Counter(h for r in rows for h in (r.get("_decontam_ngrams") or []))
+
+
+def frequent_ngrams(chain: TextChain, counts: Counter) -> set:
+    """Eval-set n-grams in max_corpus_count+ documents are common phrases and drop nothing."""
+    max_count = chain.filters["decontam"].max_corpus_count  # type: ignore[attr-defined]
+    return {h for h, n in counts.items() if n >= max_count}
 
 
 def apply_decontam(row, frequent):
