@@ -412,3 +412,26 @@ def test_tasks_are_named_after_their_beam_steps():
     assert any(n.startswith("beam:Double_it-") for n in names), names
     assert any(n.startswith("beam:Keep/Small-") for n in names), names
     assert sum(leaf.compute(scheduler="sync")) == 5
+
+
+def test_a_bundle_wraps_elements_as_beams_global_window_does():
+    """run_bundle builds each element's WindowedValue from one cached windows tuple instead of
+    calling GlobalWindows.windowed_value (2 us an element, dask_tasks._windowing): a DoFn must
+    still see Beam's own value, timestamp, window and pane."""
+    import apache_beam as beam
+    from apache_beam.internal import pickler
+    from apache_beam.transforms.window import GlobalWindow, GlobalWindows
+    from apache_beam.utils.timestamp import MIN_TIMESTAMP
+
+    from pipelines.runners.dask_tasks import _windowing, run_bundle
+    windowed, start, windows = _windowing()
+    for v in (1, "x", {"id": "a"}):
+        mine, beams = windowed(v, start, windows), GlobalWindows.windowed_value(v)
+        assert mine == beams and mine.pane_info == beams.pane_info and mine.windows == beams.windows
+
+    class Seen(beam.DoFn):
+        def process(self, x, ts=beam.DoFn.TimestampParam, w=beam.DoFn.WindowParam):
+            yield (x, ts, w)
+
+    spec = pickler.dumps((Seen(), (), {}, "seen"))
+    assert run_bundle([1, 2], spec, []) == [(None, (x, MIN_TIMESTAMP, GlobalWindow())) for x in (1, 2)]
