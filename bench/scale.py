@@ -345,10 +345,13 @@ def main() -> int:
                     help="runs per cell, interleaved over modes for text and dedup; the median wall is kept")
     ap.add_argument("--summary-only", action="store_true", help="recompute the headline of the saved table")
     ap.add_argument("--merge", action="store_true",
-                    help="keep the other cells of bench/results/NAME.json (same --docs) and replace the ones run now")
+                    help="keep the other cells of bench/results/NAME.json (same --docs) and replace the ones run now; "
+                         "each mode runs with its 1-/2-worker partner, so no ratio pairs rounds of two runs")
     ap.add_argument("--name", default="scale",
                     help="results file bench/results/NAME.json (a run at another --docs keeps its own: scale-28k)")
     args = ap.parse_args()
+    if args.merge:
+        args.modes = ",".join(with_partners(args.modes.split(",")))
     from results import start_conditions
 
     if args.summary_only:
@@ -590,6 +593,22 @@ def cores_rows(args, rows: list, n_docs: int, start: dict) -> list:
             "loadavg_after": [round(x, 1) for x in os.getloadavg()], "git": _git()}]
     summarise(sorted([*rows, *new], key=_order), n_docs, start, args.name)
     return new
+
+
+def with_partners(modes: list[str]) -> list[str]:
+    """For --merge: each requested mode with its partner (1-worker baseline or 2-worker mode), so
+    that no kept row's rounds are paired with rounds of another invocation. A speed-up is the
+    median of ratios within rounds; rerunning only `inprocess` once paired its new rounds with the
+    old `mp2` rounds and moved mp2's text ratio from 1.64x to 1.79x with no mp2 run at all."""
+    out = list(modes)
+    for two, one in BASELINE.items():
+        if two == "extract2":  # the crawl's modes are --crawl-modes
+            continue
+        if two in out and one not in out:
+            out.insert(out.index(two), one)
+        if one in out and two not in out:
+            out.insert(out.index(one) + 1, two)
+    return out
 
 
 def _order(r: dict):
