@@ -249,11 +249,10 @@ def exchange_place(directory: str, nbytes: int) -> str:
     disk; "" for an output on an object store (the staging area there)."""
     if objectstore.is_remote(directory):
         return ""
-    shm = SHM
-    if os.path.isdir(shm) and os.access(shm, os.W_OK):
-        _sweep_orphans(shm)
-        if shutil.disk_usage(shm).free > 2 * nbytes:
-            return tempfile.mkdtemp(prefix=f"{EXCHANGE_PREFIX}{os.getpid()}-", dir=shm)
+    if os.path.isdir(SHM) and os.access(SHM, os.W_OK):
+        _sweep_orphans(SHM)
+        if shutil.disk_usage(SHM).free > 2 * nbytes:
+            return tempfile.mkdtemp(prefix=f"{EXCHANGE_PREFIX}{os.getpid()}-", dir=SHM)
     os.makedirs(staging_dir(directory), exist_ok=True)
     return tempfile.mkdtemp(prefix="exchange-", dir=staging_dir(directory))
 

@@ -14,9 +14,8 @@ Workers: `--workers N` scores pages and prepares dedup entries in N processes
 (pipelines/local_workers.py). The corpus-wide decisions are made here; the processes keep their
 rows, apply the decisions and write the shards (pipelines/text_held.py). A job that `--workers
 auto` keeps in one process finishes here with the one-process steps below. The bytes are the same
-for any N. `--workers auto` (the default) starts them only
-when the first work item's measured cost says they pay, one per usable CPU at most, as many as
-memory allows.
+for any N. `--workers auto` (the default) starts them only when the first work item's measured
+cost says they pay, one per usable CPU at most, as many as memory allows.
 
 Memory: every scored row is held until the corpus-wide decisions are made, as Beam's in-process
 runner holds its PCollections; an input whose estimated peak exceeds the memory available is
