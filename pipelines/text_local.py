@@ -164,9 +164,13 @@ def run_text_local(pages_dir: str, out_dir: str, cfg: dict[str, Any], *, rejecte
                 log.info("text (local engine, %d processes): %d work items scored; the rows stay in the workers",
                          pmap.processes, len(scored))
                 with _unfinished_removed(out_dir, rejected_dir):
-                    _finish_in_workers(pmap, items, scored, chain, cfg, dedup, prepare is not None, out_dir,
-                                       rejected_dir, target, provenance, rprov,
-                                       report_info(pages_dir, rejected_dir, chain))
+                    try:
+                        _finish_in_workers(pmap, items, scored, chain, cfg, dedup, prepare is not None, out_dir,
+                                           rejected_dir, target, provenance, rprov,
+                                           report_info(pages_dir, rejected_dir, chain))
+                    except BaseException:
+                        pmap.close()  # a surviving worker may still be writing a shard: it ends before the cleanup
+                        raise
                 return
             rows, prepared = held_rows_and_prepared(items, scored)
             prepared = prepared if prepare is not None else None
