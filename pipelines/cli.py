@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipelines.malloc_arenas import limit_malloc_arenas
 
     limit_malloc_arenas()
-    local_dask = _start_local_dask(unknown) if getattr(mod, "BEAM", False) else False
+    local_dask = _start_local_dask(unknown, getattr(mod, "WORKER_MODULES", ())) if getattr(mod, "BEAM", False) else False
     rc = 70
     try:
         rc = int(mod.run(args, unknown) or 0)  # type: ignore[attr-defined]
@@ -126,17 +126,18 @@ def _end_job_outputs(failed: bool) -> None:
         logging.getLogger("cidermill").info("removed what the failed job left: %s", ", ".join(gone))
 
 
-def _start_local_dask(beam_args: list[str]) -> bool:
+def _start_local_dask(beam_args: list[str], modules=()) -> bool:
     """With `--runner dask` and no scheduler address, start the local cluster now, in a thread:
     its workers start and import while this process imports Beam and builds the job (about a
-    second sooner on a one-worker job). -> whether one was started."""
+    second sooner on a one-worker job); they fork from a process that imported the command's
+    WORKER_MODULES once (runners/dask_fork.py). -> whether one was started."""
     from pipelines.beam_options import local_dask_workers
 
     n = local_dask_workers(beam_args) if beam_args else None
     if not n:
         return False
     from pipelines.runners.dask_client import start_local_early
-    return start_local_early(n)
+    return start_local_early(n, modules)
 
 
 if __name__ == "__main__":

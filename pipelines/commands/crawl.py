@@ -16,6 +16,7 @@ DESCRIPTION = (
     "archives are imported into the same pages dataset instead; with --mbox, mail archives (one row per message); "
     "with --html-dir, a folder of saved pages (one row per file).")
 BEAM = True
+WORKER_MODULES = ("pipelines.crawl_pipeline",)  # imported once for every local Dask worker (runners/dask_fork.py)
 
 
 def configure(p):

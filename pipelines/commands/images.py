@@ -17,6 +17,9 @@ DESCRIPTION = (
     "and cached under ~/.cache/cidermill/clip. Pages imported from WARC (`cidermill crawl --warc`): pass the "
     "same files as --warc and the images are read from them instead of fetched.")
 BEAM = True
+# not preloaded for its local Dask workers: its module imports torch (2.9 CPU-s and 600 MB in the
+# forkserver process, counted on top of the workers' memory); each worker imports it as before
+WORKER_MODULES: tuple = ()
 
 
 def _threshold(s: str):

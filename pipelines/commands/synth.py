@@ -18,6 +18,7 @@ EPILOG = """examples:
   cidermill synth code --n 500 --out out/synth/code --eval-sets evals/humaneval.jsonl --direct_num_workers=2
 """
 BEAM = True
+WORKER_MODULES = ("pipelines.synth_pipeline",)  # imported once for every local Dask worker (runners/dask_fork.py)
 
 
 def _csv(s: str) -> list[str]:

@@ -8,6 +8,9 @@ DESCRIPTION = ("Run the text curation pipeline on a pages dataset (from `cidermi
                "OUT.rejected/ (or --rejected DIR; --no-rejected to skip), so thresholds can be re-applied "
                "without re-running.")
 BEAM = True
+# what its Dask workers import for every task; a local cluster's workers fork from a process that
+# imported them once (runners/dask_fork.py)
+WORKER_MODULES = ("pipelines.text_pipeline", "fasttext")
 
 
 def configure(p) -> None:

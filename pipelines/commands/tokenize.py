@@ -3,6 +3,7 @@ from __future__ import annotations
 
 HELP = "tokenize a documents dataset into token shards (uint32 ids per document, EOS appended)"
 BEAM = True
+WORKER_MODULES = ("pipelines.tokenize_pipeline",)  # imported once for every local Dask worker (runners/dask_fork.py)
 
 
 def configure(p):

@@ -29,6 +29,7 @@ from typing import Iterable
 from corpus import objectstore
 from corpus.errors import CidermillError
 from corpus.manifest import MANIFEST_NAME
+from pipelines.runners import dask_fork
 
 # what every task unpickles, whatever the pipeline
 BASE_MODULES = ("apache_beam", "pyarrow", "xxhash", "corpus", "pipelines")
@@ -77,34 +78,49 @@ def connect(address: str | None, n_workers: int, timeout_s: float = 10.0):
     return _local_cluster(n_workers)
 
 
-def _local_cluster(n_workers: int):
-    from dask.distributed import Client, LocalCluster
-
+def _local_cluster(n_workers: int, modules: Iterable[str] = ()):
     logging.getLogger("distributed").setLevel(logging.WARNING)
     cached = _LOCAL.get(n_workers)
     if cached is not None:
         if _running(*cached):
             return cached
         release(cached[1])
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40)
+    forked = dask_fork.prepare_server(modules)
+    client, cluster = _start_local(n_workers, forked)
+    if forked and not dask_fork.same_hash_seed(client):  # a forkserver started elsewhere, another seed
+        client.close()
+        cluster.close()
+        client, cluster = _start_local(n_workers, forked=False)
     if not _EXIT_HOOK:  # registered after distributed's own exit handlers, so it runs before them
         _EXIT_HOOK.append(atexit.register(close_local_clusters))
-    _LOCAL[n_workers] = (Client(cluster, set_as_default=False), cluster)
+    _LOCAL[n_workers] = (client, cluster)
     return _LOCAL[n_workers]
 
 
-def start_local_early(n_workers: int) -> bool:
+def _start_local(n_workers: int, forked: bool):
+    """A LocalCluster of `n_workers` one-thread processes, forked from the preloaded server
+    (runners/dask_fork.py) or spawned; a worker the nanny restarts later is spawned."""
+    import dask
+    from dask.distributed import Client, LocalCluster
+
+    with dask.config.set(dask_fork.start_method(forked)):
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
+    return Client(cluster, set_as_default=False), cluster
+
+
+def start_local_early(n_workers: int, modules: Iterable[str] = ()) -> bool:
     """Start the local cluster of `n_workers` in a thread now, so that its worker processes start
-    and import what every task unpickles (BASE_MODULES) while this process imports Beam and
-    builds the pipeline; the job's connect() then takes it. Errors surface there, not here.
-    -> whether it started one (not when one is up or starting)."""
+    and import what every task unpickles (BASE_MODULES, and the job's `modules`, which the
+    forkserver that the workers fork from imports once: runners/dask_fork.py) while this process
+    imports Beam and builds the pipeline; the job's connect() then takes it. Errors surface
+    there, not here. -> whether it started one (not when one is up or starting)."""
     if n_workers < 1 or n_workers in _LOCAL or n_workers in _STARTING:
         return False
 
     def start() -> None:
         with contextlib.suppress(Exception):  # connect() starts one again, and reports what fails
-            client, _ = _local_cluster(n_workers)
+            client, _ = _local_cluster(n_workers, modules)
             client.run(_probe_imports, list(BASE_MODULES))
 
     t = _STARTING[n_workers] = threading.Thread(target=start, name="cidermill-dask-start", daemon=True)
@@ -149,6 +165,7 @@ def close_local_clusters() -> None:
         _STARTING.pop(n).join(timeout=60)
     for _, cluster in list(_LOCAL.values()):
         release(cluster)
+    dask_fork.stop_server()
 
 
 def _witness(path: str) -> tuple[str, str, bool] | None:
