@@ -25,6 +25,21 @@ def _table() -> dict[int, tuple[int, float, int]]:
     return out
 
 
+def pss_bytes(pid: int) -> int | None:
+    """Proportional set size: resident pages with each shared page split among the processes
+    that map it (/proc/PID/smaps_rollup), so that a tree's sum counts a page once where the RSS
+    sum counts it in every process (Dask workers forked from one server share its imports).
+    None where the file cannot be read."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def _descendants(root: int, table) -> list[int]:
     children = defaultdict(list)
     for pid, (ppid, _, _) in table.items():

@@ -261,7 +261,7 @@ def measure(cmd: list[str], also: list[int] = ()) -> dict:
     and the share of 0.2 s samples in which it used 1.5 cores or more). `also`: processes started
     before (a Dask cluster's), whose trees count with the command's: their CPU from the command's
     start to its end, their memory in the peaks."""
-    from proctree import _descendants, _table
+    from proctree import _descendants, _table, pss_bytes
 
     t = _table()
     outside = {q for a in also for q in [a, *_descendants(a, t)] if q in t}
@@ -269,7 +269,7 @@ def measure(cmd: list[str], also: list[int] = ()) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-    peak = {"tree": 0.0, "proc": 0.0}
+    peak = {"tree": 0.0, "proc": 0.0, "pss": 0.0}
     cpu_of: dict[int, float] = {}  # pid -> last CPU seconds seen (the tree's processes)
     busy = {"samples": 0, "two": 0}
 
@@ -283,6 +283,9 @@ def measure(cmd: list[str], also: list[int] = ()) -> dict:
             if rss:
                 peak["tree"] = max(peak["tree"], sum(rss))
                 peak["proc"] = max(peak["proc"], max(rss))
+            if rss and busy["samples"] % 5 == 0:  # once a second: reading smaps costs the kernel a page walk
+                pss = [pss_bytes(q) for q in pids]
+                peak["pss"] = max(peak["pss"], sum(x if x is not None else t[q][2] for x, q in zip(pss, pids)) / 2**20)
             for q in pids:
                 start_cpu = cpu_at_start.get(q, 0.0)  # a cluster process's CPU before the command
                 cpu_of[q] = _own_cpu(q, cpu_of.get(q, 0.0) + start_cpu) - start_cpu
@@ -306,7 +309,8 @@ def measure(cmd: list[str], also: list[int] = ()) -> dict:
         raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd)}\n{err[-3000:]}")
     others = sorted((c for q, c in cpu_of.items() if q != p.pid and c >= 0.5), reverse=True)
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "peak_tree_mb": round(peak["tree"]),
-            "peak_proc_mb": round(peak["proc"]), "cpu_driver_s": round(cpu_of.get(p.pid, 0.0), 1),
+            "peak_tree_pss_mb": round(peak["pss"]), "peak_proc_mb": round(peak["proc"]),
+            "cpu_driver_s": round(cpu_of.get(p.pid, 0.0), 1),
             "cpu_workers_s": [round(c, 1) for c in others[:4]], "cores_busy": round(cpu / max(wall, 1e-9), 2),
             "two_busy_share": round(busy["two"] / max(1, busy["samples"]), 2)}
 
@@ -677,7 +681,9 @@ def summarise(rows: list[dict], n_docs: int, start: dict, name: str = "scale") -
         r = by[("dedup1m", "dask2")]
         headline.append({"what": f"dedup of {r['documents']:,} generated short documents on Dask (2 workers): "
                                  "peak RSS of all processes",
-                         "figure": f"{r['peak_tree_mb'] / 1024:.2f} GB ({r['wall_s']:.0f} s, {r['cpu_s']:.0f} CPU-s)",
+                         "figure": f"{r['peak_tree_mb'] / 1024:.2f} GB ({r['wall_s']:.0f} s, {r['cpu_s']:.0f} CPU-s"
+                                   + (f"; PSS, shared pages once: {r['peak_tree_pss_mb'] / 1024:.2f} GB)"
+                                      if r.get("peak_tree_pss_mb") else ")"),
                          "target": "<= 4 GB at 1,000,000 documents"})
     worst = max((r["peak_proc_mb"] for r in rows if r["mode"] in ("mp2", "dask2", "cluster2")
                  and r["job"] in ("text", "dedup")),
