@@ -76,3 +76,32 @@ def test_a_server_started_elsewhere_with_another_seed_is_not_used():
     assert parent == os.getpid()  # spawned by this process's nanny, not forked by the server
     assert seed == os.environ["PYTHONHASHSEED"] != "123"
     assert h == _spawned_hash(seed)
+
+
+def _profiles(dask_worker) -> bool:
+    return "profile" in dask_worker.periodic_callbacks
+
+
+def test_local_workers_sample_no_profile_also_after_a_restart():
+    """The local cluster has no dashboard to show a profile; its workers, and one the nanny
+    restarts after a SIGKILL, do not sample one (runners/dask_client.py LOCAL_WORKER_CONFIG)."""
+    import signal
+
+    from tests_dask import wait_until
+
+    try:
+        client, _ = dask_client._local_cluster(1)
+        assert list(client.run(_profiles).values()) == [False]
+        (pid,) = client.run(os.getpid).values()
+        os.kill(pid, signal.SIGKILL)
+
+        def restarted() -> bool:
+            try:
+                return bool(set(client.run(os.getpid).values()) - {pid})
+            except Exception:  # noqa: BLE001  (the dead worker is still listed for a moment)
+                return False
+
+        assert wait_until(restarted, timeout=60)
+        assert list(client.run(_profiles).values()) == [False]
+    finally:
+        dask_client.close_local_clusters()
