@@ -52,6 +52,7 @@ def _probe_imports(modules: list[str]) -> str | None:
 _LOCAL: dict[int, tuple] = {}
 _STARTING: dict[int, threading.Thread] = {}  # worker count -> the thread starting that cluster early
 _EXIT_HOOK: list = []
+_OUR_SERVERS: set[int] = set()  # forkservers our local clusters started (dask_fork.stop_server)
 
 
 def connect(address: str | None, n_workers: int, timeout_s: float = 10.0):
@@ -86,7 +87,10 @@ def _local_cluster(n_workers: int, modules: Iterable[str] = ()):
             return cached
         release(cached[1])
     forked = dask_fork.prepare_server(modules)
+    running = dask_fork.server_pid()
     client, cluster = _start_local(n_workers, forked)
+    if forked and running is None and dask_fork.server_pid() is not None:
+        _OUR_SERVERS.add(dask_fork.server_pid())
     if forked and not dask_fork.same_hash_seed(client):  # a forkserver started elsewhere, another seed
         client.close()
         cluster.close()
@@ -174,7 +178,8 @@ def close_local_clusters() -> None:
         _STARTING.pop(n).join(timeout=60)
     for _, cluster in list(_LOCAL.values()):
         release(cluster)
-    dask_fork.stop_server()
+    dask_fork.stop_server(_OUR_SERVERS)
+    _OUR_SERVERS.clear()
 
 
 def _witness(path: str) -> tuple[str, str, bool] | None:

@@ -19,7 +19,8 @@ Two things must stay as with `spawn`:
   the allocator as the server set it up.
 
 The server is stopped with the local clusters (`stop_server`), so that the workers' CPU is
-accounted to this process (a parent that waits for it) and no server outlives the command.
+accounted to this process (a parent that waits for it) and no server outlives the command; a
+server that other code of the process started is left running.
 """
 from __future__ import annotations
 
@@ -76,13 +77,23 @@ def same_hash_seed(client) -> bool:
     return all(h == int(fresh.stdout) for h in client.run(_hash_probe).values())
 
 
-def stop_server() -> None:
-    """Stop this process's forkserver, if one runs, and wait for it: its exit reaps the workers
-    forked from it, so their CPU counts in this process's children. The next cluster starts a new
-    one (with that job's modules)."""
+def _server():
     from multiprocessing import forkserver
 
-    server = getattr(forkserver, "_forkserver", None)
+    return getattr(forkserver, "_forkserver", None)
+
+
+def server_pid() -> int | None:
+    """The pid of this process's forkserver, None when none runs (or the stdlib's internals moved)."""
+    return getattr(_server(), "_forkserver_pid", None)
+
+
+def stop_server(started_by_us: set[int] | None = None) -> None:
+    """Stop this process's forkserver and wait for it: its exit reaps the workers forked from it,
+    so their CPU counts in this process's children. With `started_by_us`, only a server whose pid
+    is in it: one that other code of this process started may still serve its own pool. The next
+    cluster starts a new one (with that job's modules)."""
+    server, pid = _server(), server_pid()
     stop = getattr(server, "_stop", None)
-    if stop is not None and getattr(server, "_forkserver_pid", None) is not None:
+    if stop is not None and pid is not None and (started_by_us is None or pid in started_by_us):
         stop()

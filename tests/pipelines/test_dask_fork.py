@@ -68,11 +68,15 @@ def test_a_server_started_elsewhere_with_another_seed_is_not_used():
             del os.environ["PYTHONHASHSEED"]
         else:
             os.environ["PYTHONHASHSEED"] = saved
+    foreign = dask_fork.server_pid()
     try:
         client, _ = dask_client._local_cluster(1)
         (parent, _, seed, h), = client.run(_worker_view).values()
+        dask_client.close_local_clusters()
+        assert foreign is not None and _alive(foreign)  # not ours to stop: its owner may still use it
     finally:
         dask_client.close_local_clusters()
+        dask_fork.stop_server()
     assert parent == os.getpid()  # spawned by this process's nanny, not forked by the server
     assert seed == os.environ["PYTHONHASHSEED"] != "123"
     assert h == _spawned_hash(seed)
