@@ -89,8 +89,9 @@ def _local_cluster(n_workers: int, modules: Iterable[str] = ()):
     forked = dask_fork.prepare_server(modules)
     running = dask_fork.server_pid()
     client, cluster = _start_local(n_workers, forked)
-    if forked and running is None and dask_fork.server_pid() is not None:
-        _OUR_SERVERS.add(dask_fork.server_pid())
+    started = dask_fork.server_pid() if forked and running is None else None
+    if started is not None:
+        _OUR_SERVERS.add(started)
     if forked and not dask_fork.same_hash_seed(client):  # a forkserver started elsewhere, another seed
         client.close()
         cluster.close()

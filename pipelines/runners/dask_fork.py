@@ -83,9 +83,9 @@ def _server():
     return getattr(forkserver, "_forkserver", None)
 
 
-def server_pid() -> int | None:
+def server_pid(server=None) -> int | None:
     """The pid of this process's forkserver, None when none runs (or the stdlib's internals moved)."""
-    return getattr(_server(), "_forkserver_pid", None)
+    return getattr(server or _server(), "_forkserver_pid", None)
 
 
 def stop_server(started_by_us: set[int] | None = None) -> None:
@@ -93,7 +93,7 @@ def stop_server(started_by_us: set[int] | None = None) -> None:
     so their CPU counts in this process's children. With `started_by_us`, only a server whose pid
     is in it: one that other code of this process started may still serve its own pool. The next
     cluster starts a new one (with that job's modules)."""
-    server, pid = _server(), server_pid()
-    stop = getattr(server, "_stop", None)
+    server = _server()
+    pid, stop = server_pid(server), getattr(server, "_stop", None)
     if stop is not None and pid is not None and (started_by_us is None or pid in started_by_us):
         stop()
