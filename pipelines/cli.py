@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
     limit_malloc_arenas()
     local_dask = _start_local_dask(unknown, getattr(mod, "WORKER_MODULES", ())) if getattr(mod, "BEAM", False) else False
+    forked = _fork_sdk_workers(unknown, getattr(mod, "WORKER_MODULES", ())) if getattr(mod, "BEAM", False) else False
     rc = 70
     try:
         rc = int(mod.run(args, unknown) or 0)  # type: ignore[attr-defined]
@@ -112,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         if local_dask:  # the command's local cluster ends with it (main() may be called again in-process)
             from pipelines.runners.dask_client import close_local_clusters
             close_local_clusters()
+        if forked:
+            from pipelines.runners.forked_sdk import uninstall
+            uninstall()
 
 
 def _end_job_outputs(failed: bool) -> None:
@@ -138,6 +142,22 @@ def _start_local_dask(beam_args: list[str], modules=()) -> bool:
         return False
     from pipelines.runners.dask_client import start_local_early
     return start_local_early(n, modules)
+
+
+def _fork_sdk_workers(beam_args: list[str], modules=()) -> bool:
+    """With `--direct_running_mode=multi_processing`, Beam's SDK workers fork from a process that
+    imported Beam and the command's WORKER_MODULES once, instead of each importing them
+    (runners/forked_sdk.py); CIDERMILL_FORKED_WORKERS=0 keeps Beam's own start. -> whether done."""
+    if os.environ.get("CIDERMILL_FORKED_WORKERS", "1") == "0":
+        return False
+    from corpus.errors import CidermillError
+    from pipelines.runners.forked_sdk import install, wants_forked_workers
+    try:
+        if not wants_forked_workers(beam_args):
+            return False
+    except CidermillError:
+        return False  # the job itself reports a bad option
+    return install(modules)
 
 
 if __name__ == "__main__":
