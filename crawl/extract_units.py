@@ -7,7 +7,9 @@ The classifier scores every block on its own, so it can keep one part of a unit 
   program. When any piece of a listing is kept, the whole listing is.
 - A definition list's term is short (an acronym, a parameter's name) and scores low, while its
   definition reads as prose and is kept: a glossary came out as definitions without the words they
-  define. When a definition (`<dd>`) is kept, the terms (`<dt>`) right before it are too.
+  define. When a definition (`<dd>`) is kept, the terms (`<dt>`) right before it are too, and when
+  a term is kept, so are the definitions right after it: an API page's parameter list kept the
+  parameter names and dropped what each one is (its type, a one-line description, "can be NULL").
 - A code example is mostly digits and symbols, often at the end of a page, and the classifier can
   score it as low as a footer (an API page's doctest, 0.09, right after its kept "Examples"
   heading). A `<pre>` listing that trafilatura reads as main text and that follows a kept block in
@@ -17,10 +19,13 @@ The classifier scores every block on its own, so it can keep one part of a unit 
 """
 from __future__ import annotations
 
+from crawl.extract_blocks import ends_sentence
 from crawl.extract_layout import ancestors, tag_name
 
 # each rule can be switched off for experiments (docs/extraction-experiments.md, round 20)
 KEEP_TERMS = True
+KEEP_DEFINITIONS = True
+PROSE_WORDS = 4     # a definition of a kept term comes with it when one of its blocks is such a sentence
 VOTED_LISTINGS = True
 SECTION_HEADINGS = True
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -56,12 +61,27 @@ def _terms_before(dd) -> list:
     return out
 
 
+def _definitions_after(dt) -> list:
+    """The `<dd>` siblings right after a `<dt>` (up to the next term)."""
+    out = []
+    sib = dt.getnext()
+    while sib is not None and tag_name(sib) in ("dt", "dd"):
+        if tag_name(sib) == "dt":
+            if out:
+                break
+        else:
+            out.append(sib)
+        sib = sib.getnext()
+    return out
+
+
 def whole_units(blocks, keep: list[bool]) -> list[bool]:
-    """`keep` with every block of a `<pre>` listing kept when one of its blocks is, and the terms of
-    a kept definition (a new list)."""
+    """`keep` with every block of a `<pre>` listing kept when one of its blocks is, the terms of a
+    kept definition and the definitions of a kept term (a new list)."""
     out = list(keep)
     listings: dict[object, list[int]] = {}
     terms: dict[object, list[int]] = {}
+    definitions: dict[object, list[int]] = {}
     for i, b in enumerate(blocks):
         if "pre" in b.ctx.marks:   # a block under <pre> or <code>; only <pre> groups
             top = listing_of(b.el)
@@ -71,6 +91,10 @@ def whole_units(blocks, keep: list[bool]) -> list[bool]:
             dt = _nearest(b.el, "dt")
             if dt is not None:
                 terms.setdefault(dt, []).append(i)
+        if KEEP_DEFINITIONS:
+            dd = _nearest(b.el, "dd")
+            if dd is not None:
+                definitions.setdefault(dd, []).append(i)
     for members in listings.values():
         if len(members) > 1 and any(keep[i] for i in members):
             for i in members:
@@ -87,7 +111,28 @@ def whole_units(blocks, keep: list[bool]) -> list[bool]:
             for dt in _terms_before(dd):
                 for j in terms.get(dt, ()):
                     out[j] = True
+    if definitions:
+        done = set()
+        for i, b in enumerate(blocks):
+            if not keep[i]:
+                continue
+            dt = _nearest(b.el, "dt")
+            if dt is None or dt in done:
+                continue
+            done.add(dt)
+            for dd in _definitions_after(dt):
+                members = definitions.get(dd, ())
+                if any(_reads_as_prose(blocks[j]) for j in members):
+                    for j in members:
+                        out[j] = True
     return out
+
+
+def _reads_as_prose(block) -> bool:
+    """A sentence of PROSE_WORDS words or more that is not mostly link text: what a definition holds,
+    where a profile's or a footer's term/value lists hold a place, a number, a date or links."""
+    return (len(block.words) >= PROSE_WORDS and ends_sentence(block.text)
+            and block.link_chars < 0.5 * len(block.text))
 
 
 def _below(el, container, levels: int) -> bool:

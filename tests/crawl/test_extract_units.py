@@ -1,6 +1,6 @@
 """Parts of a unit kept together (crawl/extract_units.py): a `<pre>` listing cut into several blocks
-by the block elements inside it (a source-code view: every function in a `<div>`), and a definition
-list's terms with their kept definition."""
+by the block elements inside it (a source-code view: every function in a `<div>`), a definition
+list's terms with their kept definition, and a kept term's definition when it reads as prose."""
 from crawl.extract import extract_page, parse_html
 from crawl.extract_blocks import segment
 from crawl.extract_units import section_headings, voted_listings, whole_units
@@ -72,6 +72,27 @@ def test_a_kept_definition_keeps_its_terms_and_only_its_own():
     blocks, texts = _blocks(two_terms)
     out = whole_units(blocks, [t == GLOSSARY[1][1] for t in texts])
     assert [t for t, k in zip(texts, out) if k] == ["MVCC", "multiversion concurrency control", GLOSSARY[1][1]]
+
+
+def test_a_kept_term_keeps_a_definition_that_reads_as_prose():
+    """An API page's parameter list: the classifier keeps the parameter's name and drops its short
+    definition (a type, a one-line sentence, a note in a table); a profile's term/value list (a
+    place, a number) and a footer's list of links stay as they were."""
+    param = ("<dt class='arg-name'><code>widget</code></dt><dd class='arg-description'>"
+             "<p><em>Type:</em>&nbsp;<a href='class.Widget.html'><code>GtkWidget</code></a></p>"
+             "<p>The new center widget.</p><table><tr><td>The argument can be NULL.</td></tr></table></dd>"
+             "<dt>flags</dt><dd><p>Flags for the new widget, or zero.</p></dd>")
+    profile = "<dt>Location</dt><dd>Park City, Utah</dd><dt>Posts</dt><dd>9,525</dd><dt>Joined</dt><dd>Right here.</dd>"
+    links = ("<dt>Help</dt><dd><a href='/h'>Help Center, disputes and reports.</a> <a href='/r'>Returns and "
+             "refunds.</a></dd>")
+    page = f"<html><body><h4>Parameters</h4><dl>{param}</dl><dl>{profile}</dl><dl>{links}</dl></body></html>"
+    blocks, texts = _blocks(page)
+    terms = ("widget", "Location", "Posts", "Joined", "Help")
+    out = whole_units(blocks, [t in terms for t in texts])   # the terms kept, not the definitions
+    kept = [t for t, k in zip(texts, out) if k]
+    assert kept == ["widget", "Type: GtkWidget", "The new center widget.", "The argument can be NULL.",
+                    "Location", "Posts", "Joined", "Help"], kept
+    assert "Flags for the new widget, or zero." not in kept   # its own term was not kept
 
 
 def test_a_voted_example_after_its_kept_introduction_is_kept():
