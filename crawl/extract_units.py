@@ -47,32 +47,39 @@ def _nearest(el, tag: str):
     return next((a for a in ancestors(el, _UP + 1) if tag_name(a) == tag), None)
 
 
-def _terms_before(dd) -> list:
-    """The `<dt>` siblings right before a `<dd>` (a term may have several)."""
+def _adjacent(el, partner: str, forward: bool) -> list:
+    """The `partner` siblings ("dt" or "dd") right before or after a definition list's `el`: a term's
+    definitions after it, a definition's terms before it (a term may have several), up to the next
+    element of `el`'s own kind past them."""
     out = []
-    sib = dd.getprevious()
+    sib = el.getnext() if forward else el.getprevious()
     while sib is not None and tag_name(sib) in ("dt", "dd"):
-        if tag_name(sib) == "dd":
-            if out:
-                break
-        else:
+        if tag_name(sib) == partner:
             out.append(sib)
-        sib = sib.getprevious()
+        elif out:
+            break
+        sib = sib.getnext() if forward else sib.getprevious()
     return out
 
 
-def _definitions_after(dt) -> list:
-    """The `<dd>` siblings right after a `<dt>` (up to the next term)."""
-    out = []
-    sib = dt.getnext()
-    while sib is not None and tag_name(sib) in ("dt", "dd"):
-        if tag_name(sib) == "dt":
-            if out:
-                break
-        else:
-            out.append(sib)
-        sib = sib.getnext()
-    return out
+def _keep_partners(blocks, keep: list[bool], out: list[bool], own: str, partner: str, forward: bool,
+                   members: dict, accept=None) -> None:
+    """For each `own` element ("dt" or "dd") holding a kept block, mark in `out` the blocks of its
+    adjacent `partner` elements (`members`: element -> its block indices); with `accept`, only a
+    partner one of whose blocks passes it."""
+    done = set()
+    for i, b in enumerate(blocks):
+        if not keep[i]:
+            continue
+        el = _nearest(b.el, own)
+        if el is None or el in done:
+            continue
+        done.add(el)
+        for p in _adjacent(el, partner, forward):
+            idx = members.get(p, ())
+            if accept is None or any(accept(blocks[j]) for j in idx):
+                for j in idx:
+                    out[j] = True
 
 
 def whole_units(blocks, keep: list[bool]) -> list[bool]:
@@ -100,31 +107,9 @@ def whole_units(blocks, keep: list[bool]) -> list[bool]:
             for i in members:
                 out[i] = True
     if terms:
-        done = set()
-        for i, b in enumerate(blocks):
-            if not keep[i]:
-                continue
-            dd = _nearest(b.el, "dd")
-            if dd is None or dd in done:
-                continue
-            done.add(dd)
-            for dt in _terms_before(dd):
-                for j in terms.get(dt, ()):
-                    out[j] = True
+        _keep_partners(blocks, keep, out, "dd", "dt", False, terms)
     if definitions:
-        done = set()
-        for i, b in enumerate(blocks):
-            if not keep[i]:
-                continue
-            dt = _nearest(b.el, "dt")
-            if dt is None or dt in done:
-                continue
-            done.add(dt)
-            for dd in _definitions_after(dt):
-                members = definitions.get(dd, ())
-                if any(_reads_as_prose(blocks[j]) for j in members):
-                    for j in members:
-                        out[j] = True
+        _keep_partners(blocks, keep, out, "dt", "dd", True, definitions, accept=_reads_as_prose)
     return out
 
 
