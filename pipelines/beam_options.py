@@ -34,11 +34,16 @@ def normalise_args(args: list[str]) -> list[str]:
     return out
 
 
+def option_values(beam_args: Sequence[str] | None) -> dict[str, str]:
+    """{--name: value} of these Beam options (normalise_args's form; raises CidermillError as it does)."""
+    return dict(a.partition("=")[::2] for a in normalise_args(list(beam_args or [])))
+
+
 def local_dask_workers(beam_args: Sequence[str] | None) -> int | None:
     """The worker count of the local Dask cluster these options ask for (`--runner dask` without
     --dask_client_address; --dask_workers, default 2), else None."""
     try:
-        opts = dict(a.partition("=")[::2] for a in normalise_args(list(beam_args or [])))
+        opts = option_values(beam_args)
         if opts.get("--runner") != SHORT_RUNNERS["dask"] or opts.get("--dask_client_address"):
             return None
         return int(opts.get("--dask_workers") or 2)

@@ -150,14 +150,8 @@ def _fork_sdk_workers(beam_args: list[str], modules=()) -> bool:
     (runners/forked_sdk.py); CIDERMILL_FORKED_WORKERS=0 keeps Beam's own start. -> whether done."""
     if os.environ.get("CIDERMILL_FORKED_WORKERS", "1") == "0":
         return False
-    from corpus.errors import CidermillError
     from pipelines.runners.forked_sdk import install, wants_forked_workers
-    try:
-        if not wants_forked_workers(beam_args):
-            return False
-    except CidermillError:
-        return False  # the job itself reports a bad option
-    return install(modules)
+    return wants_forked_workers(beam_args) and install(modules)
 
 
 if __name__ == "__main__":

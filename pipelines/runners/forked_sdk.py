@@ -39,10 +39,15 @@ _installed: dict = {}  # "module": the patched local_job_service; "server": the 
 
 
 def wants_forked_workers(beam_args: Iterable[str]) -> bool:
-    """Whether these Beam options run FnApiRunner's `multi_processing` mode (where `install` helps)."""
-    from pipelines.beam_options import normalise_args
+    """Whether these Beam options run FnApiRunner's `multi_processing` mode (where `install` helps);
+    False for options the job itself will report as bad."""
+    from corpus.errors import CidermillError
+    from pipelines.beam_options import option_values
 
-    opts = dict(a.partition("=")[::2] for a in normalise_args(list(beam_args)))
+    try:
+        opts = option_values(list(beam_args))
+    except CidermillError:
+        return False
     runner = opts.get("--runner", "").rpartition(".")[2]
     return opts.get("--direct_running_mode") == "multi_processing" and runner in ("", "DirectRunner", "FnApiRunner")
 
